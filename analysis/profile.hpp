@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The communication-free pass: time, visits, the MPI time breakdown, send and collective counts.
+#pragma once
+
+#include "analysis/metric_table.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+
+namespace cpreplay::analysis {
+
+/// Adds exclusive `time`, `visits`, the time-breakdown masks of scalasca-metrics.md §3.3 and the
+/// counters of §6 that need no partner (sends, collectives) to `sev`.
+/// MPI: local.
+void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+                  Severity& sev);
+
+/// Exclusive time per call path from the trace (the §7.2 segments summed over the whole run).
+std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree,
+                                   const LocalTrace& trace);
+
+/// Zeroes MPI-only metrics on call paths whose region is not an MPI region (§1.1 "MPI-only").
+void drop_mpi_only_on_non_mpi(const Definitions& defs, const CallTree& tree, Severity& sev);
+
+/// Per call path: the value including all its descendants.
+std::vector<double> inclusive_along_call_tree(const CallTree& tree, const double* exclusive);
+
+}  // namespace cpreplay::analysis

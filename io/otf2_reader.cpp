@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// OTF2 reading: the only translation unit that includes <otf2/...>.
+#include "io/otf2_reader.hpp"
+
+#include <otf2/otf2.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "cpreplay/error.hpp"
+
+namespace cpreplay::io {
+namespace {
+
+// OTF2 prints its own multi-line diagnostics to stderr; we report one line ourselves.
+OTF2_ErrorCode quiet_otf2_errors(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code,
+                                 const char*, va_list) {
+  return code;
+}
+
+void silence_otf2() {
+  static bool done = false;
+  if (!done) {
+    OTF2_Error_RegisterCallback(&quiet_otf2_errors, nullptr);
+    done = true;
+  }
+}
+
+/// Throws TraceError if an OTF2 call failed. The message names the file and what we were doing.
+void check(OTF2_ErrorCode status, const std::string& anchor, const std::string& what) {
+  if (status != OTF2_SUCCESS)
+    throw TraceError(anchor + ": " + what + " failed: " + OTF2_Error_GetDescription(status));
+}
+
+void check_anchor_path(const std::string& anchor) {
+  struct stat st {};
+  if (::stat(anchor.c_str(), &st) != 0)
+    throw TraceError(anchor + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw TraceError(anchor + ": is a directory; name the OTF2 anchor file, e.g. " + anchor +
+                     "/traces.otf2");
+}
+
+struct ArchiveCloser {
+  void operator()(OTF2_Reader* r) const {
+    if (r) OTF2_Reader_Close(r);
+  }
+};
+using ReaderPtr = std::unique_ptr<OTF2_Reader, ArchiveCloser>;
+
+ReaderPtr open_archive(const std::string& anchor) {
+  silence_otf2();
+  check_anchor_path(anchor);
+  OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
+  if (!reader) throw TraceError(anchor + ": not an OTF2 anchor file (cannot open it as OTF2)");
+  ReaderPtr ptr(reader);
+  check(OTF2_Reader_SetSerialCollectiveCallbacks(reader), anchor, "setting up the reader");
+  uint8_t major = 0, minor = 0, bugfix = 0;
+  if (OTF2_Reader_GetVersion(reader, &major, &minor, &bugfix) != OTF2_SUCCESS || major == 0)
+    throw TraceError(anchor + ": not an OTF2 anchor file");
+  return ptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global definitions
+
+struct RawRegion {
+  OTF2_StringRef name, canonical, description, file;
+  OTF2_RegionRole role;
+  OTF2_Paradigm paradigm;
+  uint32_t begin, end;
+};
+struct RawGroup {
+  OTF2_GroupType type;
+  OTF2_Paradigm paradigm;
+  std::vector<uint64_t> members;
+};
+struct RawComm {
+  OTF2_StringRef name;
+  OTF2_GroupRef group;
+};
+struct RawLocationGroup {
+  OTF2_StringRef name;
+  OTF2_LocationGroupType type;
+  OTF2_SystemTreeNodeRef parent;
+};
+struct RawLocation {
+  OTF2_StringRef name;
+  OTF2_LocationType type;
+  OTF2_LocationGroupRef group;
+};
+struct RawNode {
+  OTF2_StringRef name, cls;
+  OTF2_SystemTreeNodeRef parent;
+};
+
+struct DefState {
+  std::unordered_map<OTF2_StringRef, std::string> strings;
+  std::unordered_map<OTF2_RegionRef, RawRegion> regions;
+  std::unordered_map<OTF2_GroupRef, RawGroup> groups;
+  std::unordered_map<OTF2_CommRef, RawComm> comms;
+  std::vector<std::pair<OTF2_LocationGroupRef, RawLocationGroup>> location_groups;
+  std::vector<std::pair<OTF2_LocationRef, RawLocation>> locations;
+  std::vector<std::pair<OTF2_SystemTreeNodeRef, RawNode>> nodes;
+  Clock clock;
+  bool have_clock = false;
+  std::exception_ptr error;
+
+  std::string str(OTF2_StringRef ref) const {
+    auto it = strings.find(ref);
+    return it == strings.end() ? std::string() : it->second;
+  }
+};
+
+// Each callback catches everything: no exception may cross OTF2's C frames.
+#define CPREPLAY_GUARD(state, body)                \
+  try {                                            \
+    body;                                          \
+  } catch (...) {                                  \
+    (state)->error = std::current_exception();     \
+    return OTF2_CALLBACK_INTERRUPT;                \
+  }                                                \
+  return OTF2_CALLBACK_SUCCESS;
+
+OTF2_CallbackCode def_clock(void* ud, uint64_t resolution, uint64_t offset, uint64_t, uint64_t) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, {
+    s->clock.ticks_per_second = resolution == 0 ? 1 : resolution;
+    s->clock.global_offset = offset;
+    s->have_clock = true;
+  })
+}
+
+OTF2_CallbackCode def_string(void* ud, OTF2_StringRef self, const char* string) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->strings[self] = string ? string : "")
+}
+
+OTF2_CallbackCode def_node(void* ud, OTF2_SystemTreeNodeRef self, OTF2_StringRef name,
+                           OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->nodes.push_back({self, RawNode{name, cls, parent}}))
+}
+
+OTF2_CallbackCode def_location_group(void* ud, OTF2_LocationGroupRef self, OTF2_StringRef name,
+                                     OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
+                                     OTF2_LocationGroupRef) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->location_groups.push_back({self, RawLocationGroup{name, type, parent}}))
+}
+
+OTF2_CallbackCode def_location(void* ud, OTF2_LocationRef self, OTF2_StringRef name,
+                               OTF2_LocationType type, uint64_t, OTF2_LocationGroupRef group) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->locations.push_back({self, RawLocation{name, type, group}}))
+}
+
+OTF2_CallbackCode def_region(void* ud, OTF2_RegionRef self, OTF2_StringRef name,
+                             OTF2_StringRef canonical, OTF2_StringRef description,
+                             OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag,
+                             OTF2_StringRef file, uint32_t begin, uint32_t end) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->regions[self] = (RawRegion{name, canonical, description, file, role,
+                                                  paradigm, begin, end}))
+}
+
+OTF2_CallbackCode def_group(void* ud, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
+                            OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n,
+                            const uint64_t* members) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->groups[self] = (RawGroup{type, paradigm,
+                                                std::vector<uint64_t>(members, members + n)}))
+}
+
+OTF2_CallbackCode def_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group,
+                           OTF2_CommRef, OTF2_CommFlag) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->comms[self] = (RawComm{name, group}))
+}
+
+std::string basename_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Definitions build_definitions(const std::string& anchor, const DefState& s) {
+  Definitions defs;
+  defs.anchor_path = anchor;
+  if (!s.have_clock) throw TraceError(anchor + ": the definitions have no clock properties");
+  defs.clock = s.clock;
+
+  // Regions: dense by OTF2 id (Score-P numbers them 0..n-1).
+  OTF2_RegionRef max_region = 0;
+  for (const auto& [id, r] : s.regions) max_region = std::max(max_region, id + 1);
+  defs.regions.resize(max_region);
+  for (const auto& [id, r] : s.regions) {
+    Region& out = defs.regions[id];
+    out.name = s.str(r.name);
+    out.canonical_name = s.str(r.canonical);
+    out.description = s.str(r.description);
+    out.file = r.file == OTF2_UNDEFINED_STRING ? std::string() : s.str(r.file);
+    out.begin_line = r.begin;
+    out.end_line = r.end;
+    out.role = static_cast<RegionRole>(r.role);
+    out.paradigm = static_cast<Paradigm>(r.paradigm);
+    out.mpi_class = classify_mpi_region(out.file, out.name);
+  }
+
+  std::unordered_map<OTF2_SystemTreeNodeRef, std::uint32_t> node_index;
+  for (const auto& [id, n] : s.nodes) {
+    node_index[id] = static_cast<std::uint32_t>(defs.system_nodes.size());
+    defs.system_nodes.push_back(SystemTreeNode{s.str(n.name), s.str(n.cls), UINT32_MAX});
+  }
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+    auto it = node_index.find(s.nodes[i].second.parent);
+    if (it != node_index.end()) defs.system_nodes[i].parent = it->second;
+  }
+
+  // Processes: location groups of type PROCESS. World rank = position of the process's
+  // location in the MPI COMM_LOCATIONS group (Score-P: location group id == rank).
+  std::unordered_map<OTF2_LocationGroupRef, std::size_t> group_pos;
+  std::vector<OTF2_LocationGroupRef> process_groups;
+  for (const auto& [id, g] : s.location_groups)
+    if (g.type == OTF2_LOCATION_GROUP_TYPE_PROCESS) {
+      group_pos[id] = process_groups.size();
+      process_groups.push_back(id);
+    }
+  if (process_groups.empty()) throw TraceError(anchor + ": the trace defines no MPI processes");
+
+  const RawGroup* comm_locations = nullptr;
+  for (const auto& [id, g] : s.groups)
+    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS &&
+        (g.paradigm == OTF2_PARADIGM_MPI || comm_locations == nullptr))
+      comm_locations = &g;
+
+  std::unordered_map<OTF2_LocationRef, const RawLocation*> location_by_id;
+  for (const auto& [id, l] : s.locations) location_by_id[id] = &l;
+
+  std::vector<OTF2_LocationGroupRef> rank_group;  // world rank -> location group
+  if (comm_locations && comm_locations->members.size() == process_groups.size()) {
+    for (uint64_t loc : comm_locations->members) {
+      auto it = location_by_id.find(loc);
+      if (it == location_by_id.end())
+        throw TraceError(anchor + ": MPI location group lists undefined location " +
+                         std::to_string(loc));
+      rank_group.push_back(it->second->group);
+    }
+  } else {
+    rank_group = process_groups;
+  }
+
+  defs.processes.resize(rank_group.size());
+  std::unordered_map<OTF2_LocationGroupRef, Rank> rank_of_group;
+  for (std::size_t r = 0; r < rank_group.size(); ++r)
+    rank_of_group[rank_group[r]] = static_cast<Rank>(r);
+  for (const auto& [id, g] : s.location_groups) {
+    auto it = rank_of_group.find(id);
+    if (it == rank_of_group.end()) continue;
+    Process& p = defs.processes[it->second];
+    p.name = s.str(g.name);
+    if (p.name.empty()) p.name = "MPI rank " + std::to_string(it->second);
+    auto n = node_index.find(g.parent);
+    p.system_node = n == node_index.end() ? 0 : n->second;
+  }
+  for (const auto& [id, l] : s.locations) {
+    auto it = rank_of_group.find(l.group);
+    if (it == rank_of_group.end()) continue;
+    Process& p = defs.processes[it->second];
+    if (p.locations == 0 || id < p.location_id) {
+      p.location_id = id;
+      p.location_name = s.str(l.name);
+    }
+    ++p.locations;
+  }
+  for (std::size_t r = 0; r < defs.processes.size(); ++r)
+    if (defs.processes[r].locations == 0)
+      throw TraceError(anchor + ": MPI rank " + std::to_string(r) + " has no location");
+
+  // Communicators: COMM_GROUP members are world ranks; COMM_SELF groups mean "just me".
+  OTF2_CommRef max_comm = 0;
+  for (const auto& [id, c] : s.comms) max_comm = std::max(max_comm, id + 1);
+  defs.comms.resize(max_comm);
+  for (const auto& [id, c] : s.comms) {
+    Communicator& out = defs.comms[id];
+    out.name = s.str(c.name);
+    auto g = s.groups.find(c.group);
+    if (g == s.groups.end()) continue;  // e.g. an RMA or undefined group: no members
+    if (g->second.type == OTF2_GROUP_TYPE_COMM_SELF) {
+      out.is_self = true;
+    } else {
+      for (uint64_t m : g->second.members) {
+        if (m >= defs.processes.size())
+          throw TraceError(anchor + ": communicator " + out.name + " names rank " +
+                           std::to_string(m) + " but the trace has " +
+                           std::to_string(defs.processes.size()) + " ranks");
+        out.members.push_back(static_cast<Rank>(m));
+      }
+    }
+  }
+  return defs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+struct EventState {
+  const Definitions* defs = nullptr;
+  const std::string* anchor = nullptr;
+  Rank rank = 0;
+  LocalTrace* trace = nullptr;
+  CallTree* tree = nullptr;
+  std::vector<EventIdx> open;           // stack of open Enter events
+  std::vector<CallpathId> open_paths;   // call path of each open Enter
+  std::unordered_map<uint64_t, EventIdx> pending_isend;
+  std::unordered_map<uint64_t, EventIdx> pending_irecv;
+  EventIdx open_coll = kNoEvent;
+  Ticks last_time = 0;
+  std::uint64_t decoded = 0;
+  bool count_only = false;
+  std::unordered_map<OTF2_StringRef, RegionId> program_regions;
+  std::exception_ptr error;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw TraceError(*anchor + ": rank " + std::to_string(rank) + ", event " +
+                     std::to_string(trace->size()) + ": " + what);
+  }
+
+  EventIdx next() const { return static_cast<EventIdx>(trace->size()); }
+
+  /// Appends an event; checks time order; returns its index.
+  EventIdx add(EventKind k, Ticks t, std::uint32_t ref) {
+    if (t < last_time)
+      fail("timestamp goes backwards (" + std::to_string(t) + " < " + std::to_string(last_time) +
+           ")");
+    last_time = t;
+    const EventIdx i = next();
+    trace->push(k, t, ref);
+    trace->link.push_back(kNoEvent);
+    trace->callpath.push_back(open_paths.empty() ? UINT32_MAX : open_paths.back().value);
+    return i;
+  }
+
+  void enter(Ticks t, RegionId region) {
+    if (region.value >= defs->regions.size()) fail("Enter of undefined region");
+    const CallpathId parent = open_paths.empty() ? CallpathId{} : open_paths.back();
+    const CallpathId cp = tree->find_or_add(parent, region);
+    const EventIdx i = add(EventKind::Enter, t, region.value);
+    trace->callpath[i] = cp.value;
+    open.push_back(i);
+    open_paths.push_back(cp);
+  }
+
+  void leave(Ticks t, RegionId region) {
+    if (open.empty()) fail("Leave of " + defs->region(region).name + " without a matching Enter");
+    const EventIdx e = open.back();
+    if (trace->ref[e] != region.value)
+      fail("Leave of " + defs->region(region).name + " while " +
+           defs->regions[trace->ref[e]].name + " is open");
+    if (open_coll != kNoEvent && trace->coll[trace->ref[open_coll]].call == e)
+      fail("MPI collective begun in " + defs->region(region).name + " never ended");
+    const EventIdx i = add(EventKind::Leave, t, region.value);
+    trace->callpath[i] = open_paths.back().value;
+    trace->link[i] = e;
+    trace->link[e] = i;
+    open.pop_back();
+    open_paths.pop_back();
+  }
+
+  EventIdx mpi_call() const {
+    if (open.empty()) fail("MPI event outside of any region");
+    return open.back();
+  }
+
+  EventIdx p2p(EventKind k, Ticks t, uint32_t comm, uint32_t peer, uint32_t tag, uint64_t bytes,
+               uint64_t request) {
+    if (k == EventKind::Send || k == EventKind::Isend || k == EventKind::Recv ||
+        k == EventKind::Irecv) {
+      if (comm >= defs->comms.size()) fail("message on undefined communicator " +
+                                           std::to_string(comm));
+      const Communicator& c = defs->comms[comm];
+      if (peer >= c.size())
+        fail("message peer " + std::to_string(peer) + " outside communicator " + c.name +
+             " of size " + std::to_string(c.size()));
+    }
+    P2pRecord rec;
+    rec.bytes = bytes;
+    rec.request = request;
+    rec.comm = comm;
+    rec.peer = peer;
+    rec.tag = tag;
+    rec.call = mpi_call();
+    const auto slot = static_cast<std::uint32_t>(trace->p2p.size());
+    trace->p2p.push_back(rec);
+    return add(k, t, slot);
+  }
+};
+
+#define CPREPLAY_EVT_GUARD(body)                           \
+  auto* s = static_cast<EventState*>(ud);                 \
+  try {                                                    \
+    ++s->decoded;                                          \
+    if (!s->count_only) {                                  \
+      body;                                                \
+    }                                                      \
+  } catch (...) {                                          \
+    s->error = std::current_exception();                   \
+    return OTF2_CALLBACK_INTERRUPT;                        \
+  }                                                        \
+  return OTF2_CALLBACK_SUCCESS;
+
+OTF2_CallbackCode evt_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                            OTF2_AttributeList*, OTF2_RegionRef region) {
+  CPREPLAY_EVT_GUARD(s->enter(t, RegionId{region}))
+}
+
+OTF2_CallbackCode evt_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                            OTF2_AttributeList*, OTF2_RegionRef region) {
+  CPREPLAY_EVT_GUARD(s->leave(t, RegionId{region}))
+}
+
+OTF2_CallbackCode evt_program_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                    OTF2_AttributeList*, OTF2_StringRef name, uint32_t,
+                                    const OTF2_StringRef*) {
+  CPREPLAY_EVT_GUARD({
+    auto it = s->program_regions.find(name);
+    if (it != s->program_regions.end() && it->second.valid()) s->enter(t, it->second);
+  })
+}
+
+OTF2_CallbackCode evt_program_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                  OTF2_AttributeList*, int64_t) {
+  CPREPLAY_EVT_GUARD({
+    if (s->defs->program_region.valid()) s->leave(t, s->defs->program_region);
+  })
+}
+
+OTF2_CallbackCode evt_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                           OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
+                           uint32_t tag, uint64_t length) {
+  CPREPLAY_EVT_GUARD(s->p2p(EventKind::Send, t, comm, receiver, tag, length, 0))
+}
+
+OTF2_CallbackCode evt_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                            OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
+                            uint32_t tag, uint64_t length, uint64_t request) {
+  CPREPLAY_EVT_GUARD({
+    const EventIdx i = s->p2p(EventKind::Isend, t, comm, receiver, tag, length, request);
+    s->pending_isend[request] = i;
+  })
+}
+
+OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                     OTF2_AttributeList*, uint64_t request) {
+  CPREPLAY_EVT_GUARD({
+    auto it = s->pending_isend.find(request);
+    if (it == s->pending_isend.end())
+      s->fail("MPI_Isend completion for unknown request " + std::to_string(request));
+    const EventIdx start = it->second;
+    s->pending_isend.erase(it);
+    const P2pRecord rec = s->trace->p2p[s->trace->ref[start]];
+    const EventIdx i =
+        s->p2p(EventKind::IsendComplete, t, rec.comm, rec.peer, rec.tag, rec.bytes, request);
+    s->trace->link[i] = start;
+    s->trace->link[start] = i;
+  })
+}
+
+OTF2_CallbackCode evt_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                    OTF2_AttributeList*, uint64_t request) {
+  CPREPLAY_EVT_GUARD({
+    const EventIdx i = s->p2p(EventKind::IrecvRequest, t, 0, 0, 0, 0, request);
+    s->pending_irecv[request] = i;
+  })
+}
+
+OTF2_CallbackCode evt_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                           OTF2_AttributeList*, uint32_t sender, OTF2_CommRef comm, uint32_t tag,
+                           uint64_t length) {
+  CPREPLAY_EVT_GUARD(s->p2p(EventKind::Recv, t, comm, sender, tag, length, 0))
+}
+
+OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                            OTF2_AttributeList*, uint32_t sender, OTF2_CommRef comm, uint32_t tag,
+                            uint64_t length, uint64_t request) {
+  CPREPLAY_EVT_GUARD({
+    const EventIdx i = s->p2p(EventKind::Irecv, t, comm, sender, tag, length, request);
+    auto it = s->pending_irecv.find(request);
+    if (it != s->pending_irecv.end()) {
+      s->trace->link[i] = it->second;
+      s->trace->link[it->second] = i;
+      // The request record learns the message envelope (for Late Receiver on the sender side).
+      P2pRecord& req = s->trace->p2p[s->trace->ref[it->second]];
+      req.comm = comm;
+      req.peer = sender;
+      req.tag = tag;
+      req.bytes = length;
+      s->pending_irecv.erase(it);
+    }
+  })
+}
+
+OTF2_CallbackCode evt_request_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                   OTF2_AttributeList*, uint64_t request) {
+  CPREPLAY_EVT_GUARD(s->p2p(EventKind::RequestTest, t, 0, 0, 0, 0, request))
+}
+
+OTF2_CallbackCode evt_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                        OTF2_AttributeList*, uint64_t request) {
+  CPREPLAY_EVT_GUARD({
+    // Linked to the cancelled request's start so replay can leave that message out.
+    const EventIdx i = s->p2p(EventKind::RequestCancelled, t, 0, 0, 0, 0, request);
+    for (auto* pending : {&s->pending_isend, &s->pending_irecv}) {
+      auto it = pending->find(request);
+      if (it == pending->end()) continue;
+      s->trace->link[i] = it->second;
+      s->trace->link[it->second] = i;
+      pending->erase(it);
+    }
+  })
+}
+
+OTF2_CallbackCode evt_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                 OTF2_AttributeList*) {
+  CPREPLAY_EVT_GUARD({
+    if (s->open_coll != kNoEvent) s->fail("nested MPI collective begin");
+    CollRecord rec;
+    rec.call = s->mpi_call();
+    const auto slot = static_cast<std::uint32_t>(s->trace->coll.size());
+    s->trace->coll.push_back(rec);
+    s->open_coll = s->add(EventKind::CollBegin, t, slot);
+  })
+}
+
+OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                               OTF2_AttributeList*, OTF2_CollectiveOp op, OTF2_CommRef comm,
+                               uint32_t root, uint64_t sent, uint64_t received) {
+  CPREPLAY_EVT_GUARD({
+    if (s->open_coll == kNoEvent) s->fail("MPI collective end without a begin");
+    if (comm >= s->defs->comms.size())
+      s->fail("collective on undefined communicator " + std::to_string(comm));
+    const std::uint32_t slot = s->trace->ref[s->open_coll];
+    CollRecord& rec = s->trace->coll[slot];
+    rec.op = static_cast<CollOp>(op);
+    rec.comm = comm;
+    rec.root = root;
+    rec.sent = sent;
+    rec.received = received;
+    const EventIdx i = s->add(EventKind::CollEnd, t, slot);
+    s->trace->link[i] = s->open_coll;
+    s->trace->link[s->open_coll] = i;
+    s->open_coll = kNoEvent;
+  })
+}
+
+OTF2_CallbackCode evt_unknown(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
+                              OTF2_AttributeList*) {
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+struct CallbacksDeleter {
+  void operator()(OTF2_EvtReaderCallbacks* c) const { OTF2_EvtReaderCallbacks_Delete(c); }
+};
+
+std::string rank_file(const std::string& anchor, std::uint64_t location, const char* ext) {
+  std::string dir = anchor;
+  const auto dot = dir.rfind(".otf2");
+  if (dot != std::string::npos && dot + 5 == dir.size()) dir.resize(dot);
+  return dir + "/" + std::to_string(location) + ext;
+}
+
+std::uint64_t read_location(const std::string& anchor, const Definitions& defs, Rank rank,
+                            EventState& state) {
+  if (rank < 0 || rank >= defs.ranks())
+    throw TraceError(anchor + ": the trace has no MPI rank " + std::to_string(rank));
+  ReaderPtr reader = open_archive(anchor);
+  OTF2_Reader* r = reader.get();
+  const OTF2_LocationRef loc = defs.processes[rank].location_id;
+  const std::string where = "rank " + std::to_string(rank);
+  check(OTF2_Reader_SelectLocation(r, loc), anchor, where + ": selecting its location");
+
+  // Local definitions carry the clock offsets OTF2 applies to the timestamps (Score-P writes
+  // one .def per location; a missing one only means no offsets).
+  struct stat st {};
+  if (::stat(rank_file(anchor, loc, ".def").c_str(), &st) == 0) {
+    check(OTF2_Reader_OpenDefFiles(r), anchor, where + ": opening local definitions");
+    if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, loc)) {
+      uint64_t n = 0;
+      check(OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n), anchor,
+            where + ": reading local definitions " + rank_file(anchor, loc, ".def"));
+      OTF2_Reader_CloseDefReader(r, dr);
+    }
+    OTF2_Reader_CloseDefFiles(r);
+  }
+
+  const std::string evt = rank_file(anchor, loc, ".evt");
+  if (::stat(evt.c_str(), &st) != 0)
+    throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
+                     " is missing");
+  check(OTF2_Reader_OpenEvtFiles(r), anchor, where + ": opening event files");
+  OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
+  if (!er) throw TraceError(anchor + ": rank " + std::to_string(rank) + ": cannot open " + evt);
+
+  std::unique_ptr<OTF2_EvtReaderCallbacks, CallbacksDeleter> cbs(OTF2_EvtReaderCallbacks_New());
+  auto* c = cbs.get();
+  OTF2_EvtReaderCallbacks_SetEnterCallback(c, evt_enter);
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(c, evt_leave);
+  OTF2_EvtReaderCallbacks_SetProgramBeginCallback(c, evt_program_begin);
+  OTF2_EvtReaderCallbacks_SetProgramEndCallback(c, evt_program_end);
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(c, evt_send);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(c, evt_isend);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(c, evt_isend_complete);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(c, evt_irecv_request);
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(c, evt_recv);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(c, evt_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(c, evt_request_test);
+  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(c, evt_request_cancelled);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(c, evt_coll_begin);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(c, evt_coll_end);
+  (void)evt_unknown;
+  check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &state), anchor, where + ": registering");
+
+  uint64_t n = 0;
+  const OTF2_ErrorCode status = OTF2_Reader_ReadAllLocalEvents(r, er, &n);
+  if (state.error) std::rethrow_exception(state.error);
+  if (status != OTF2_SUCCESS)
+    throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
+                     " is damaged or truncated after " + std::to_string(state.decoded) +
+                     " events (" + OTF2_Error_GetDescription(status) + ")");
+  OTF2_Reader_CloseEvtReader(r, er);
+  OTF2_Reader_CloseEvtFiles(r);
+  return state.decoded;
+}
+
+}  // namespace
+
+Definitions read_definitions(const std::string& anchor) {
+  ReaderPtr reader = open_archive(anchor);
+  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
+  if (!gdr) throw TraceError(anchor + ": cannot open the global definitions (traces.def)");
+  OTF2_GlobalDefReaderCallbacks* cbs = OTF2_GlobalDefReaderCallbacks_New();
+  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cbs, def_clock);
+  OTF2_GlobalDefReaderCallbacks_SetStringCallback(cbs, def_string);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cbs, def_node);
+  OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cbs, def_location_group);
+  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cbs, def_location);
+  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cbs, def_region);
+  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cbs, def_group);
+  OTF2_GlobalDefReaderCallbacks_SetCommCallback(cbs, def_comm);
+  DefState state;
+  const OTF2_ErrorCode reg =
+      OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &state);
+  OTF2_GlobalDefReaderCallbacks_Delete(cbs);
+  check(reg, anchor, "registering definition callbacks");
+  uint64_t n = 0;
+  const OTF2_ErrorCode status = OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &n);
+  if (state.error) std::rethrow_exception(state.error);
+  if (status != OTF2_SUCCESS)
+    throw TraceError(anchor + ": the global definitions (traces.def) are damaged: " +
+                     OTF2_Error_GetDescription(status));
+  Definitions defs = build_definitions(anchor, state);
+
+  // The program region: Score-P names it after the executable (role ARTIFICIAL); its
+  // canonical name is the full path that ProgramBegin carries.
+  for (std::uint32_t i = 0; i < defs.regions.size(); ++i) {
+    const Region& r = defs.regions[i];
+    if (r.role == RegionRole::Artificial && r.paradigm == Paradigm::Measurement &&
+        r.name != "MEASUREMENT OFF" && r.name != "TRACE BUFFER FLUSH" && r.name != "TRACING" &&
+        r.name != "THREADS" && !r.name.empty()) {
+      defs.program_region = RegionId{i};
+      break;
+    }
+  }
+  // ProgramBegin names the executable (often with its path): remember every string that can.
+  if (defs.program_region.valid()) {
+    const Region& pr = defs.region(defs.program_region);
+    for (const auto& [id, text] : state.strings)
+      if (!text.empty() && (text == pr.canonical_name || text == pr.name ||
+                            basename_of(text) == pr.name))
+        defs.program_name_strings.push_back(id);
+  }
+  return defs;
+}
+
+LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
+                       CallTree& tree) {
+  LocalTrace trace;
+  trace.rank = rank;
+  EventState state;
+  state.defs = &defs;
+  state.anchor = &anchor;
+  state.rank = rank;
+  state.trace = &trace;
+  state.tree = &tree;
+  for (std::uint64_t id : defs.program_name_strings)
+    state.program_regions[static_cast<OTF2_StringRef>(id)] = defs.program_region;
+  read_location(anchor, defs, rank, state);
+  if (!state.open.empty())
+    throw IncompleteTraceError(anchor + ": rank " + std::to_string(rank) + ": events end after " +
+                               std::to_string(trace.size()) + " events with " +
+                               defs.regions[trace.ref[state.open.back()]].name +
+                               " still open (the rank stopped mid-run)");
+  return trace;
+}
+
+std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank) {
+  LocalTrace trace;
+  CallTree tree;
+  EventState state;
+  state.defs = &defs;
+  state.anchor = &anchor;
+  state.rank = rank;
+  state.trace = &trace;
+  state.tree = &tree;
+  state.count_only = true;
+  return read_location(anchor, defs, rank, state);
+}
+
+}  // namespace cpreplay::io

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Reads OTF2 archives: global definitions on every rank, then one rank's own events.
+#pragma once
+
+#include <string>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+
+namespace cpreplay::io {
+
+/// Reads the global definitions of the archive whose anchor file is `anchor`.
+/// Throws TraceError naming the file on any problem (missing, not OTF2, corrupt).
+/// MPI: local (every rank reads the definitions itself).
+Definitions read_definitions(const std::string& anchor);
+
+/// Reads the events of `rank`'s location into compact storage and computes the local links:
+/// Enter<->Leave, CollBegin<->CollEnd, Isend<->IsendComplete, IrecvRequest<->Irecv, the
+/// enclosing MPI call of each MPI event, and the call path of each event in a rank-local call
+/// tree (`tree`, unified later). ProgramBegin/End become Enter/Leave of the program region.
+/// Metric and other records are skipped. Throws TraceError (file, rank, event) on bad input
+/// and IncompleteTraceError when the events stop with regions still open.
+/// MPI: local.
+LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
+                       CallTree& tree);
+
+/// Only decodes the events of `rank` (counting them); the floor for benchmarks.
+std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank);
+
+}  // namespace cpreplay::io

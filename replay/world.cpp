@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI world wrapper: failure agreement and rank-0 progress.
+#include "replay/world.hpp"
+
+#include <cstdio>
+
+namespace cpreplay::replay {
+
+World::World(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+bool World::any(bool flag) const {
+  int local = flag ? 1 : 0;
+  int global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm_);
+  return global != 0;
+}
+
+int World::first_failing(bool failed) const {
+  int local = failed ? rank_ : size_;
+  int global = size_;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm_);
+  return global;
+}
+
+void Progress::begin(const std::string& phase) {
+  phase_start_ = Clock::now();
+  if (enabled_) {
+    std::fprintf(stderr, "cpreplay: %-10s ...", phase.c_str());
+    std::fflush(stderr);
+  }
+}
+
+void Progress::end(const std::string& detail) {
+  if (!enabled_) return;
+  const double s = std::chrono::duration<double>(Clock::now() - phase_start_).count();
+  std::fprintf(stderr, " %.3f s%s%s\n", s, detail.empty() ? "" : "  ", detail.c_str());
+}
+
+double Progress::seconds_since_start() const {
+  return std::chrono::duration<double>(Clock::now() - start_).count();
+}
+
+}  // namespace cpreplay::replay

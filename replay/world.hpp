@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The MPI side of the engine: rank/size, collective failure agreement, progress on rank 0.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <exception>
+#include <string>
+
+namespace cpreplay::replay {
+
+/// Thrown on ranks whose own step succeeded while another rank failed: they stop quietly.
+class PeerFailed : public std::exception {
+ public:
+  const char* what() const noexcept override { return "another rank failed"; }
+};
+
+/// Wraps MPI_COMM_WORLD for the analysis.
+class World {
+ public:
+  explicit World(MPI_Comm comm = MPI_COMM_WORLD);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm comm() const { return comm_; }
+
+  /// Runs a local step; then all ranks agree whether any failed. The lowest failing rank
+  /// rethrows its own exception (one message, not one per rank), the others throw PeerFailed,
+  /// so every rank stops at the same boundary.
+  /// MPI: collective on world.
+  template <class F>
+  void agree(F&& step) {
+    std::exception_ptr error;
+    try {
+      step();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const int first = first_failing(error != nullptr);
+    if (first < size_) {
+      if (first == rank_) std::rethrow_exception(error);
+      throw PeerFailed();
+    }
+  }
+
+  /// The lowest rank whose flag is set, or size() if none: that rank reports the error.
+  /// MPI: collective on world.
+  int first_failing(bool failed) const;
+
+  /// True on every rank if `flag` is true on some rank. MPI: collective on world.
+  bool any(bool flag) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+/// Prints phase progress on rank 0 unless quiet.
+class Progress {
+ public:
+  Progress(const World& world, bool quiet) : enabled_(!quiet && world.rank() == 0) {}
+  void begin(const std::string& phase);
+  void end(const std::string& detail = "");
+  double seconds_since_start() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point phase_start_ = Clock::now();
+};
+
+}  // namespace cpreplay::replay

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Compares a cpreplay report with a conformance expected.json (tolerance of
+// ../shared/conformance/README.md): conformance_check REPORT EXPECTED METRIC[,METRIC...]
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/support/cube_reader.hpp"
+#include "tests/support/json.hpp"
+
+using cpreplay::testing::CubeFile;
+using cpreplay::testing::Json;
+
+namespace {
+
+bool is_count(const std::string& m, const CubeFile& cube) {
+  if (const auto* info = cube.metric(m)) return info->uom != "sec";
+  return m == "visits" || m.rfind("syncs", 0) == 0 || m.rfind("comms", 0) == 0 ||
+         m.rfind("bytes", 0) == 0 || m.find("_count") != std::string::npos;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: conformance_check REPORT.cubex EXPECTED.json METRICS|all\n");
+    return 2;
+  }
+  try {
+    const CubeFile cube = cpreplay::testing::read_cube(argv[1]);
+    const Json expected = cpreplay::testing::read_json_file(argv[2]);
+    const int locations = static_cast<int>(expected["locations"].number);
+    std::set<std::string> wanted;
+    std::stringstream list(argv[3]);
+    for (std::string m; std::getline(list, m, ',');)
+      if (!m.empty()) wanted.insert(m);
+    const bool all = wanted.count("all") != 0;
+    if (static_cast<int>(cube.location_names.size()) != locations) {
+      std::printf("FAIL: report has %zu locations, expected %d\n", cube.location_names.size(),
+                  locations);
+      return 1;
+    }
+    int checked = 0, failed = 0;
+    for (const auto& [metric, spec] : expected["metrics"].object) {
+      if (!all && !wanted.count(metric)) continue;
+      const Json& values = spec["values"];
+      std::set<std::string> paths;
+      for (const auto& [path, v] : values.object) paths.insert(path);
+      auto mine = cube.values.find(metric);
+      if (mine != cube.values.end())
+        for (const auto& [path, v] : mine->second) paths.insert(path);
+      if (!cube.metric(metric)) {
+        bool nonzero = false;
+        for (const auto& [path, ranks] : values.object)
+          for (const auto& [r, v] : ranks.object) nonzero = nonzero || v.number != 0.0;
+        if (nonzero) {
+          std::printf("FAIL: %s: metric missing from the report\n", metric.c_str());
+          ++failed;
+        }
+        continue;
+      }
+      const bool count = is_count(metric, cube);
+      for (const std::string& path : paths) {
+        for (int r = 0; r < locations; ++r) {
+          double exp = 0.0;
+          if (values.has(path) && values[path].has(std::to_string(r)))
+            exp = values[path][std::to_string(r)].number;
+          const double ours = cube.value(metric, path, r);
+          ++checked;
+          const double diff = std::fabs(ours - exp);
+          const bool ok = count ? diff < 0.5 : diff <= 1e-7 + 1e-6 * std::fabs(exp);
+          if (!ok) {
+            if (failed < 40)
+              std::printf("FAIL: %s %s rank %d: ours %.12g expected %.12g (diff %.3g)\n",
+                          metric.c_str(), path.c_str(), r, ours, exp, ours - exp);
+            ++failed;
+          }
+        }
+      }
+    }
+    std::printf("%s: %d values compared, %d differ\n", argv[2], checked, failed);
+    return failed == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The stage list of cpreplay: load, preprocess, forward, backward, reduce, write.
+#include "tools/pipeline.hpp"
+
+#include <cstdio>
+#include <memory>
+
+#include "analysis/profile.hpp"
+#include "cpreplay/error.hpp"
+#include "io/cube_writer.hpp"
+#include "io/otf2_reader.hpp"
+#include "replay/preprocess.hpp"
+#include "tools/report.hpp"
+
+namespace cpreplay::tools {
+namespace {
+
+constexpr const char* kCreator = "cpreplay 0.1.0";
+
+std::string default_output(const std::string& anchor) {
+  const auto slash = anchor.find_last_of('/');
+  return (slash == std::string::npos ? std::string() : anchor.substr(0, slash + 1)) +
+         "cpreplay.cubex";
+}
+
+std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
+  std::uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, world.comm());
+  return total;
+}
+
+}  // namespace
+
+void run(const Settings& settings, replay::World& world) {
+  replay::Progress progress(world, settings.quiet);
+  const std::string output = settings.output.empty() ? default_output(settings.anchor)
+                                                     : settings.output;
+
+  // Load: definitions everywhere, then each rank its own events.
+  progress.begin("definitions");
+  Definitions defs;
+  world.agree([&] { defs = io::read_definitions(settings.anchor); });
+  if (defs.ranks() != world.size())
+    throw UsageError(settings.anchor + " has " + std::to_string(defs.ranks()) +
+                     " MPI ranks but cpreplay runs on " + std::to_string(world.size()) +
+                     ": use mpirun -np " + std::to_string(defs.ranks()));
+  for (int r = 0; r < defs.ranks(); ++r)
+    if (defs.processes[r].locations > 1)
+      throw UsageError(settings.anchor + ": rank " + std::to_string(r) + " has " +
+                       std::to_string(defs.processes[r].locations) +
+                       " locations (threads); cpreplay analyzes pure MPI traces only for now");
+  progress.end(std::to_string(defs.ranks()) + " ranks, " + std::to_string(defs.regions.size()) +
+               " regions");
+
+  if (settings.read_only) {
+    progress.begin("decode");
+    std::uint64_t n = 0;
+    world.agree([&] { n = io::decode_events_only(settings.anchor, defs, world.rank()); });
+    progress.end(std::to_string(sum_over_ranks(world, n)) + " events (read-only)");
+    return;
+  }
+
+  // The report file is opened first so an unwritable path fails before any work.
+  std::unique_ptr<io::CubeWriter> writer;
+  world.agree([&] {
+    if (world.rank() == 0) writer = std::make_unique<io::CubeWriter>(output, io::CubeReportDef{});
+  });
+
+  progress.begin("events");
+  LocalTrace trace;
+  CallTree local_tree;
+  world.agree([&] { trace = io::read_events(settings.anchor, defs, world.rank(), local_tree); });
+  const std::uint64_t events = sum_over_ranks(world, trace.size());
+  progress.end(std::to_string(events) + " events");
+
+  progress.begin("preprocess");
+  const CallTree tree = replay::unify_call_trees(world, local_tree, trace);
+  progress.end(std::to_string(tree.size()) + " call paths");
+
+  progress.begin("analysis");
+  analysis::Severity sev(tree.size());
+  analysis::profile_pass(defs, tree, trace, sev);
+  analysis::drop_mpi_only_on_non_mpi(defs, tree, sev);
+  analysis::finalize_metric_tree(sev);
+  progress.end();
+
+  progress.begin("report");
+  world.agree([&] {
+    if (world.rank() != 0) return;
+    writer.reset();  // the probe's temporary file goes before the real one takes its name
+    writer = std::make_unique<io::CubeWriter>(output, make_report_def(defs, tree, kCreator));
+  });
+  world.agree([&] {
+    gather_and_write(world, tree, sev, writer.get());
+    if (writer) writer->commit();
+  });
+  progress.end(output);
+  if (world.rank() == 0) std::printf("cpreplay: report written to %s\n", output.c_str());
+}
+
+}  // namespace cpreplay::tools

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The cpreplay pipeline: load, preprocess, forward, backward, reduce, write.
+#pragma once
+
+#include <string>
+
+#include "replay/world.hpp"
+
+namespace cpreplay::tools {
+
+struct Settings {
+  std::string anchor;
+  std::string output;     ///< report path; default: cpreplay.cubex next to the anchor
+  std::string json;       ///< --json FILE, empty for none
+  bool quiet = false;
+  bool verbose = false;
+  bool read_only = false;  ///< only decode events (benchmark floor)
+};
+
+/// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on
+/// the others. MPI: collective on world.
+void run(const Settings& settings, replay::World& world);
+
+}  // namespace cpreplay::tools

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Cube report assembly and the per-metric gather to rank 0.
+#include "tools/report.hpp"
+
+#include <exception>
+
+#include "analysis/profile.hpp"
+
+namespace cpreplay::tools {
+
+io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
+                                  const std::string& creator) {
+  io::CubeReportDef def;
+  def.attributes = {{"Creator", creator}, {"CUBE_CT_AGGR", "SUM"}};
+  def.mirrors = {"https://apps.fz-juelich.de/scalasca/releases/scalasca/2.6/help/"};
+  const auto& table = analysis::metric_table();
+  std::vector<int> index_of(analysis::kMetricCount, -1);
+  for (std::size_t i = 0; i < table.size(); ++i) index_of[static_cast<int>(table[i].id)] =
+      static_cast<int>(i);
+  for (const auto& m : table) {
+    io::CubeMetricDef md;
+    md.uniq_name = m.uniq_name;
+    md.disp_name = m.disp_name;
+    md.uom = m.uom;
+    md.dtype = std::string(m.uom) == "sec" ? "FLOAT" : "INTEGER";
+    md.url = std::string("@mirror@scalasca_patterns.html#") + m.uniq_name;
+    md.descr = m.description;
+    md.parent = m.parent == analysis::Metric::Count ? -1 : index_of[static_cast<int>(m.parent)];
+    md.inclusive = m.inclusive;
+    def.metrics.push_back(md);
+  }
+  for (const Region& r : defs.regions) {
+    io::CubeRegionDef rd;
+    rd.name = r.name;
+    rd.mangled_name = r.canonical_name;
+    rd.mod = r.file;
+    rd.paradigm = paradigm_name(r.paradigm);
+    rd.role = role_name(r.role);
+    rd.descr = r.description;
+    rd.begin_line = r.begin_line;
+    rd.end_line = r.end_line;
+    def.regions.push_back(rd);
+  }
+  for (const auto& n : tree.nodes())
+    def.cnodes.push_back(io::CubeCnodeDef{static_cast<int>(n.region.value),
+                                          n.parent.valid() ? static_cast<int>(n.parent.value)
+                                                           : -1});
+  for (const auto& n : defs.system_nodes)
+    def.system_nodes.push_back(io::CubeSystemNodeDef{
+        n.class_name + " " + n.name, n.class_name,
+        n.parent == UINT32_MAX ? -1 : static_cast<int>(n.parent)});
+  if (def.system_nodes.empty()) def.system_nodes.push_back({"machine unknown", "machine", -1});
+  for (int r = 0; r < defs.ranks(); ++r) {
+    const Process& p = defs.processes[r];
+    def.processes.push_back(io::CubeProcessDef{p.name, r, static_cast<int>(p.system_node)});
+    def.threads.push_back(io::CubeThreadDef{
+        p.location_name.empty() ? "CPU thread 0" : p.location_name,
+        static_cast<int>(p.location_id >> 32), r});
+  }
+  return def;
+}
+
+void gather_and_write(const replay::World& world, const CallTree& tree,
+                      const analysis::Severity& sev, io::CubeWriter* writer) {
+  const auto& table = analysis::metric_table();
+  const std::size_t n = tree.size();
+  const std::size_t ranks = static_cast<std::size_t>(world.size());
+  std::vector<double> gathered(world.rank() == 0 ? n * ranks : 0);
+  std::vector<double> rows(world.rank() == 0 ? n * ranks : 0);
+  std::exception_ptr error;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    std::vector<double> mine(sev.row(table[i].id), sev.row(table[i].id) + n);
+    if (table[i].inclusive) mine = analysis::inclusive_along_call_tree(tree, mine.data());
+    MPI_Gather(mine.data(), static_cast<int>(n), MPI_DOUBLE, gathered.data(),
+               static_cast<int>(n), MPI_DOUBLE, 0, world.comm());
+    if (world.rank() != 0 || error) continue;
+    bool any = false;
+    for (std::size_t r = 0; r < ranks; ++r)
+      for (std::size_t c = 0; c < n; ++c) {
+        const double v = gathered[r * n + c];
+        rows[c * ranks + r] = v;
+        any = any || v != 0.0;
+      }
+    if (!any) continue;
+    try {
+      writer->add_metric_data(static_cast<int>(i), rows);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace cpreplay::tools

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Turns the analysis results into a Cube report: definitions on rank 0, values gathered per metric.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "analysis/metric_table.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "io/cube_writer.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::tools {
+
+/// The Cube definitions (metric tree, regions, call tree, system tree) of a report.
+io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
+                                  const std::string& creator);
+
+/// Gathers every metric's values to rank 0 and writes them with `writer` (non-null only on
+/// rank 0). `time` is made inclusive along the call tree; all others stay exclusive.
+/// Errors of the writer on rank 0 are rethrown after all ranks took part in the gathers.
+/// MPI: collective on world.
+void gather_and_write(const replay::World& world, const CallTree& tree,
+                      const analysis::Severity& sev, io::CubeWriter* writer);
+
+}  // namespace cpreplay::tools
