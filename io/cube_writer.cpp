@@ -37,9 +37,8 @@ void build_forest(const std::vector<Node>& nodes, const char* what,
     } else if (parent >= 0 && static_cast<std::size_t>(parent) < i) {
       children[static_cast<std::size_t>(parent)].push_back(static_cast<int>(i));
     } else {
-      throw Error(std::string("invalid Cube report definition: ") + what + " " +
-                  std::to_string(i) + " has parent " + std::to_string(parent) +
-                  ", expected -1 or a preceding index");
+      throw Error(std::string("invalid Cube report definition: ") + what + " " + std::to_string(i) +
+                  " has parent " + std::to_string(parent) + ", expected -1 or a preceding index");
     }
   }
 }
@@ -51,15 +50,31 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (const char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       // Character references keep whitespace intact through attribute-value normalization.
-      case '\t': out += "&#9;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
       default:
         out += (static_cast<unsigned char>(ch) < 0x20) ? '?' : ch;
         break;
@@ -103,9 +118,9 @@ std::string tar_header(const std::string& name, std::uint64_t size, std::uint64_
   std::string header(kTarBlock, '\0');
   char* h = header.data();
   std::memcpy(h, name.data(), name.size());  // caller checked name.size() <= 100
-  put_octal(h + 100, 8, 0644);                // mode
-  put_octal(h + 108, 8, 0);                   // uid
-  put_octal(h + 116, 8, 0);                   // gid
+  put_octal(h + 100, 8, 0644);               // mode
+  put_octal(h + 108, 8, 0);                  // uid
+  put_octal(h + 116, 8, 0);                  // gid
   put_octal(h + 124, 12, size);
   put_octal(h + 136, 12, mtime);
   std::memset(h + 148, ' ', 8);  // checksum is computed with its own field as blanks

@@ -26,7 +26,9 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("json", po::value(&s.json), "also write the summary as JSON to FILE")
       ("quiet,q", po::bool_switch(&s.quiet), "no progress output (the summary is still printed)")
       ("verbose,v", po::bool_switch(&s.verbose), "more detail in progress output")
-      ("read-only", po::bool_switch(&s.read_only), "only decode the events (benchmark floor)");
+      ("read-only", po::bool_switch(&s.read_only), "only decode the events (benchmark floor)")
+      ("window", po::value(&s.window)->default_value(4096),
+       "collective instances per reduction (results do not depend on it)");
   po::options_description hidden;
   hidden.add_options()("anchor", po::value(&s.anchor));
   po::options_description all;

@@ -6,6 +6,9 @@
 #include <memory>
 
 #include "analysis/profile.hpp"
+#include "analysis/wait_states.hpp"
+#include "replay/collectives.hpp"
+#include "replay/messages.hpp"
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
@@ -77,12 +80,24 @@ void run(const Settings& settings, replay::World& world) {
   const CallTree tree = replay::unify_call_trees(world, local_tree, trace);
   progress.end(std::to_string(tree.size()) + " call paths");
 
-  progress.begin("analysis");
   analysis::Severity sev(tree.size());
   analysis::profile_pass(defs, tree, trace, sev);
+
+  progress.begin("forward");
+  replay::MessageTable messages;
+  replay::CollectiveTable collectives;
+  world.agree([&] { messages = replay::match_messages(world, defs, trace); });
+  world.agree([&] {
+    collectives = replay::reduce_collectives(world, defs, trace, settings.window);
+  });
+  const analysis::WaitStateResult waits =
+      analysis::wait_state_pass(defs, trace, messages, collectives, sev);
+  progress.end(std::to_string(sum_over_ranks(world, messages.recv_events.size())) +
+               " messages, " + std::to_string(sum_over_ranks(world, waits.waits.size())) +
+               " wait states");
+
   analysis::drop_mpi_only_on_non_mpi(defs, tree, sev);
   analysis::finalize_metric_tree(sev);
-  progress.end();
 
   progress.begin("report");
   world.agree([&] {

@@ -2,6 +2,7 @@
 // The cpreplay pipeline: load, preprocess, forward, backward, reduce, write.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "replay/world.hpp"
@@ -15,6 +16,7 @@ struct Settings {
   bool quiet = false;
   bool verbose = false;
   bool read_only = false;  ///< only decode events (benchmark floor)
+  std::size_t window = 4096;  ///< collective instances per reduction
 };
 
 /// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on

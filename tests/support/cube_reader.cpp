@@ -208,12 +208,15 @@ class XmlParser {
 
  private:
   [[noreturn]] void error(const std::string& what) const {
-    const auto line = 1 + std::count(s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(
-                                                     std::min(pos_, s_.size())), '\n');
+    const auto line =
+        1 + std::count(s_.begin(),
+                       s_.begin() + static_cast<std::ptrdiff_t>(std::min(pos_, s_.size())), '\n');
     fail_("anchor.xml line " + std::to_string(line) + ": " + what);
   }
 
-  bool starts_with(const char* prefix) const { return s_.compare(pos_, std::strlen(prefix), prefix) == 0; }
+  bool starts_with(const char* prefix) const {
+    return s_.compare(pos_, std::strlen(prefix), prefix) == 0;
+  }
 
   void skip_space() {
     while (pos_ < s_.size() && std::strchr(" \t\r\n", s_[pos_]) != nullptr) ++pos_;
@@ -585,7 +588,8 @@ void read_anchor(const std::string& xml, CubeFile& cube, Anchor& anchor, const F
     } else if (child.name == "system") {
       have_system = true;
       for (const XmlNode& node : child.children) {
-        if (node.name == "systemtreenode") read_system_node(node, "", locations, location_seen, fail);
+        if (node.name == "systemtreenode")
+          read_system_node(node, "", locations, location_seen, fail);
       }
     }
   }
@@ -738,10 +742,10 @@ std::string data_payload(const std::string& bytes, std::size_t expected, bool sw
       fail(member + ": compressed entry " + std::to_string(i) + " out of bounds");
     }
     uLongf length = static_cast<uLongf>(expected - static_cast<std::size_t>(uoffset));
-    const int rc = uncompress(reinterpret_cast<Bytef*>(&out[static_cast<std::size_t>(uoffset)]),
-                              &length,
-                              reinterpret_cast<const Bytef*>(bytes.data() + streams + coffset),
-                              static_cast<uLong>(csize));
+    const int rc =
+        uncompress(reinterpret_cast<Bytef*>(&out[static_cast<std::size_t>(uoffset)]), &length,
+                   reinterpret_cast<const Bytef*>(bytes.data() + streams + coffset),
+                   static_cast<uLong>(csize));
     if (rc != Z_OK) {
       fail(member + ": compressed entry " + std::to_string(i) + " does not inflate (zlib " +
            std::to_string(rc) + ")");
@@ -764,7 +768,8 @@ ValueType value_type(const std::string& dtype, const std::string& metric, const 
 void read_metric_data(const std::string& index_bytes, const std::string& data_bytes,
                       const CubeMetricInfo& info, MetricKind kind, const Anchor& anchor,
                       CubeFile& cube, const std::string& member, const Failure& fail) {
-  if (kind == MetricKind::Derived) fail(member + ": data files for derived metric " + info.uniq_name);
+  if (kind == MetricKind::Derived)
+    fail(member + ": data files for derived metric " + info.uniq_name);
   const ValueType type = value_type(info.dtype, info.uniq_name, fail);
   const Index index = read_index(index_bytes, anchor.cnodes.size(), member + ".index", fail);
   const std::size_t row_bytes = 8 * anchor.locations;
@@ -779,9 +784,15 @@ void read_metric_data(const std::string& index_bytes, const std::string& data_by
     for (std::size_t l = 0; l < anchor.locations; ++l) {
       const std::size_t offset = r * row_bytes + 8 * l;
       switch (type) {
-        case ValueType::Double: row[l] = in.at<double>(offset); break;
-        case ValueType::Int64: row[l] = static_cast<double>(in.at<std::int64_t>(offset)); break;
-        case ValueType::Uint64: row[l] = static_cast<double>(in.at<std::uint64_t>(offset)); break;
+        case ValueType::Double:
+          row[l] = in.at<double>(offset);
+          break;
+        case ValueType::Int64:
+          row[l] = static_cast<double>(in.at<std::int64_t>(offset));
+          break;
+        case ValueType::Uint64:
+          row[l] = static_cast<double>(in.at<std::uint64_t>(offset));
+          break;
       }
     }
     if (!rows.emplace(path, std::move(row)).second) {

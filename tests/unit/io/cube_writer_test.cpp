@@ -46,7 +46,8 @@ class TempDir {
   const fs::path& path() const { return path_; }
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(path_))
+      names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     return names;
   }
@@ -96,7 +97,8 @@ std::string tar_of(const std::vector<std::pair<std::string, std::string>>& membe
     std::snprintf(&h[136], 12, "%011o", 0);
     std::memset(&h[148], ' ', 8);
     h[156] = '0';
-    std::memcpy(&h[257], "ustar\0" "00", 8);
+    std::memcpy(&h[257], "ustar", 6);  // magic with its NUL
+    std::memcpy(&h[263], "00", 2);
     unsigned sum = 0;
     for (const char c : h) sum += static_cast<unsigned char>(c);
     std::snprintf(&h[148], 8, "%06o", sum);
@@ -181,8 +183,7 @@ TEST(CubeEnumeration, FormatExampleTree_PreorderAndInclusiveOrders) {
 
 TEST(CubeEnumeration, DeeperTree_InclusiveListsChildrenBeforeDescending) {
   // A(B(D(G),E),C(F)), cnodes in preorder: A0 B1 D2 G3 E4 C5 F6.
-  const std::vector<CubeCnodeDef> tree = {{0, -1}, {1, 0}, {2, 1}, {3, 2},
-                                          {4, 1},  {5, 0}, {6, 5}};
+  const std::vector<CubeCnodeDef> tree = {{0, -1}, {1, 0}, {2, 1}, {3, 2}, {4, 1}, {5, 0}, {6, 5}};
   EXPECT_EQ(cube_enumeration(tree, false), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
   // A B C D E G F
   EXPECT_EQ(cube_enumeration(tree, true), (std::vector<int>{0, 1, 5, 2, 4, 3, 6}));
@@ -190,8 +191,7 @@ TEST(CubeEnumeration, DeeperTree_InclusiveListsChildrenBeforeDescending) {
 
 TEST(CubeEnumeration, NonContiguousChildrenAndTwoRoots_FollowParentIndices) {
   // R1(X(Q), Y(Z)), R2(W) with vector order R1 X Y Z R2 W Q.
-  const std::vector<CubeCnodeDef> tree = {{0, -1}, {0, 0}, {0, 0}, {0, 2},
-                                          {0, -1}, {0, 4}, {0, 1}};
+  const std::vector<CubeCnodeDef> tree = {{0, -1}, {0, 0}, {0, 0}, {0, 2}, {0, -1}, {0, 4}, {0, 1}};
   // R1 X Q Y Z R2 W
   EXPECT_EQ(cube_enumeration(tree, false), (std::vector<int>{0, 1, 6, 2, 3, 4, 5}));
   // R1 X Y Q Z, then R2 W
@@ -283,23 +283,25 @@ TEST(CubeWriter, NestedCallTree_TimeRowsOnRightCallpaths) {
   CubeReportDef def;
   def.attributes = {{"Creator", "cpreplay test"}, {"CUBE_CT_AGGR", "SUM"}};
   def.mirrors = {"https://example.org/doc/"};
-  def.regions = {region("sim.exe"), region("main"), region("foo"), region("MPI_Recv"),
-                 region("MPI_Send"), region("bar")};
+  def.regions = {region("sim.exe"),  region("main"),     region("foo"),
+                 region("MPI_Recv"), region("MPI_Send"), region("bar")};
   def.regions[3].paradigm = "mpi";
   def.regions[3].role = "point2point";
   // sim.exe(main(foo(MPI_Recv), MPI_Send, bar(MPI_Recv))) in preorder.
   def.cnodes = {{0, -1}, {1, 0}, {2, 1}, {3, 2}, {4, 1}, {5, 1}, {3, 5}};
-  const std::vector<std::string> paths = {
-      "sim.exe",          "sim.exe/main",          "sim.exe/main/foo",
-      "sim.exe/main/foo/MPI_Recv", "sim.exe/main/MPI_Send", "sim.exe/main/bar",
-      "sim.exe/main/bar/MPI_Recv"};
+  const std::vector<std::string> paths = {"sim.exe",
+                                          "sim.exe/main",
+                                          "sim.exe/main/foo",
+                                          "sim.exe/main/foo/MPI_Recv",
+                                          "sim.exe/main/MPI_Send",
+                                          "sim.exe/main/bar",
+                                          "sim.exe/main/bar/MPI_Recv"};
   // Metric children are not contiguous: document order is time, mpi, visits.
   def.metrics = {{"time", "Time", "FLOAT", "sec", "@mirror@time", "Total time", -1, true},
                  {"visits", "Visits", "INTEGER", "occ", "", "Number of visits", -1, false},
                  {"mpi", "MPI", "FLOAT", "sec", "", "MPI time", 0, false}};
-  def.system_nodes = {{"machine Linux", "machine", -1},
-                      {"node node00", "node", 0},
-                      {"node node01", "node", 0}};
+  def.system_nodes = {
+      {"machine Linux", "machine", -1}, {"node node00", "node", 0}, {"node node01", "node", 0}};
   def.processes = {{"MPI Rank 0", 0, 1}, {"MPI Rank 1", 1, 1}, {"MPI Rank 2", 2, 2}};
   def.threads = {{"Master thread", 0, 0}, {"Master thread", 0, 1}, {"Master thread", 0, 2}};
 
@@ -314,7 +316,7 @@ TEST(CubeWriter, NestedCallTree_TimeRowsOnRightCallpaths) {
       visits[c * kLocations + l] = (c == 4) ? 0.4 : static_cast<double>(c + 1 + 10 * l);
     }
   }
-  visits[0] = 2.6;  // rounds to 3
+  visits[0] = 2.6;                 // rounds to 3
   mpi[3 * kLocations + 0] = 1.5;   // foo/MPI_Recv on rank 0
   mpi[4 * kLocations + 2] = 0.75;  // MPI_Send on rank 2
   {
@@ -361,7 +363,8 @@ TEST(CubeWriter, NestedCallTree_TimeRowsOnRightCallpaths) {
     for (int l = 0; l < kLocations; ++l) {
       const std::size_t i = c * kLocations + l;
       EXPECT_EQ(cube.value("time", paths[c], l), time[i]) << paths[c] << " loc " << l;
-      EXPECT_EQ(cube.value("visits", paths[c], l), (c == 0 && l == 0) ? 3.0 : (c == 4 ? 0.0 : visits[i]))
+      EXPECT_EQ(cube.value("visits", paths[c], l),
+                (c == 0 && l == 0) ? 3.0 : (c == 4 ? 0.0 : visits[i]))
           << paths[c] << " loc " << l;
       EXPECT_EQ(cube.value("mpi", paths[c], l), mpi[i]) << paths[c] << " loc " << l;
     }
@@ -491,8 +494,8 @@ TEST(CubeWriter, FileTooLargeWhileAddingData_ThrowsUsageErrorAndRemovesTemp) {
         writer.add_metric_data(0, values);
         FAIL() << "expected UsageError";
       } catch (const cpreplay::UsageError& e) {
-        EXPECT_EQ(std::string(e.what()), "cannot write report " + target.string() + ": " +
-                                             std::strerror(EFBIG));
+        EXPECT_EQ(std::string(e.what()),
+                  "cannot write report " + target.string() + ": " + std::strerror(EFBIG));
       }
     }
     EXPECT_TRUE(dir.entries().empty());
@@ -526,8 +529,7 @@ TEST(CubeWriter, DestroyedWithoutCommit_LeavesNeitherTargetNorTemp) {
   {
     CubeWriter writer((dir.path() / "r.cubex").string(), def);
     writer.add_metric_data(0, {1.0});
-    EXPECT_EQ(dir.entries(),
-              std::vector<std::string>{"r.cubex.tmp-" + std::to_string(::getpid())});
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"r.cubex.tmp-" + std::to_string(::getpid())});
   }
   EXPECT_TRUE(dir.entries().empty());
 }
@@ -611,9 +613,9 @@ TEST(CubeReader, CompressedBigEndianData_MatchesPlainReport) {
     streams += packed;
   }
   const fs::path packed_path = dir.path() / "packed.cubex";
-  std::ofstream(packed_path, std::ios::binary)
-      << tar_of({{"0.index", swapped_index}, {"0.data", header + streams},
-                 {"anchor.xml", tar.members[2].second}});
+  std::ofstream(packed_path, std::ios::binary) << tar_of({{"0.index", swapped_index},
+                                                          {"0.data", header + streams},
+                                                          {"anchor.xml", tar.members[2].second}});
 
   const auto a = cpreplay::testing::read_cube(plain.string());
   const auto b = cpreplay::testing::read_cube(packed_path.string());

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Wait states as Scalasca 2.6 attributes them (scalasca-metrics.md §4-§6).
+#include "analysis/wait_states.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+namespace cpreplay::analysis {
+namespace {
+
+double pos(double x) { return x > 0.0 ? x : 0.0; }
+
+/// One Late Sender instance kept for the wrong-order check (§5.2).
+struct LsEntry {
+  Ticks send_time;
+  std::uint32_t callpath;
+  std::uint32_t source_local;
+  std::uint64_t bytes;
+  double idle;
+};
+constexpr std::size_t kWrongOrderWindow = 100;
+
+struct PendingMulti {  // Late Sender candidate of an MPI_Waitall/Waitsome call
+  EventIdx call = kNoEvent;
+  double idle = 0.0;
+  std::size_t message = 0;  // index into MessageTable::recv_events
+  bool have = false;
+};
+
+class Pass {
+ public:
+  Pass(const Definitions& defs, const LocalTrace& trace, const replay::MessageTable& messages,
+       const replay::CollectiveTable& collectives, Severity& sev)
+      : defs_(defs), trace_(trace), msg_(messages), coll_(collectives), sev_(sev),
+        clock_(defs.clock) {}
+
+  WaitStateResult run() {
+    receives();
+    late_receiver();
+    collective_waits();
+    std::sort(result_.waits.begin(), result_.waits.end(),
+              [](const WaitState& a, const WaitState& b) { return a.event < b.event; });
+    return std::move(result_);
+  }
+
+ private:
+  double span(Ticks a, Ticks b) const {
+    return b >= a ? clock_.span(a, b) : -clock_.span(b, a);
+  }
+  const Region& region_of_call(EventIdx call) const { return defs_.regions[trace_.ref[call]]; }
+
+  // ---- Late Sender, wrong order, receive counters ---------------------------------------
+  void receives() {
+    PendingMulti multi;
+    for (std::size_t m = 0; m < msg_.recv_events.size(); ++m) {
+      const EventIdx r = msg_.recv_events[m];
+      const replay::RemoteSend& s = msg_.sends[m];
+      const P2pRecord& rec = trace_.p2p[trace_.ref[r]];
+      const std::uint32_t cp = trace_.callpath[r];
+      const EventIdx call = rec.call;
+      const MpiClass cls = region_of_call(call).mpi_class;
+
+      // A multi-wait call's Late Sender instance is complete when a receive of another call
+      // comes (or the end): only its maximum counts, once.
+      if (multi.have && multi.call != call) flush_multi(multi);
+
+      sev_.add(s.bytes == 0 ? Metric::SyncsRecv : Metric::CommsRecv, cp, 1.0);
+      sev_.add(Metric::BytesRcvd, cp, static_cast<double>(s.bytes));
+      if (s.time > trace_.time[r]) ++result_.p2p_clock_violations;
+
+      if (cls != MpiClass::Test) {
+        const Ticks er = trace_.time[call];
+        const Ticks lr = trace_.time[trace_.link[call]];
+        const double idle = span(er, std::min(s.call_enter, lr));
+        if (cls == MpiClass::WaitMulti) {
+          if (idle > 0.0 && (!multi.have || multi.call != call || idle > multi.idle)) {
+            multi = PendingMulti{call, idle, m, true};
+            multi_ls_calls_.push_back(call);
+          }
+        } else if (idle > 0.0) {
+          add_late_sender(m, idle);
+        }
+      }
+      wrong_order_check(s.time, rec.peer);
+    }
+    if (multi.have) flush_multi(multi);
+  }
+
+  void flush_multi(PendingMulti& multi) {
+    add_late_sender(multi.message, multi.idle);
+    multi.have = false;
+  }
+
+  void add_late_sender(std::size_t m, double idle) {
+    const EventIdx r = msg_.recv_events[m];
+    const replay::RemoteSend& s = msg_.sends[m];
+    const std::uint32_t cp = trace_.callpath[r];
+    sev_.add(Metric::MpiLatesender, cp, idle);
+    sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
+    WaitState w;
+    w.event = r;
+    w.callpath = cp;
+    w.wait = idle;
+    w.hop = HopKind::Event;
+    w.target_rank = s.rank;
+    w.target = s.event;
+    result_.waits.push_back(w);
+    if (ls_buffer_.size() == kWrongOrderWindow) ls_buffer_.pop_front();
+    ls_buffer_.push_back(LsEntry{s.time, cp, trace_.p2p[trace_.ref[r]].peer, s.bytes, idle});
+  }
+
+  /// §5.2: an earlier Late Sender whose message was sent after this one was received out of
+  /// order.
+  void wrong_order_check(Ticks send_time, std::uint32_t source_local) {
+    for (auto it = ls_buffer_.begin(); it != ls_buffer_.end();) {
+      if (it->send_time > send_time) {
+        sev_.add(Metric::MpiLatesenderWo, it->callpath, it->idle);
+        sev_.add(it->source_local == source_local ? Metric::MpiLswoSame
+                                                  : Metric::MpiLswoDifferent,
+                 it->callpath, it->idle);
+        sev_.add(it->bytes == 0 ? Metric::MpiSlswoCount : Metric::MpiClswoCount, it->callpath,
+                 1.0);
+        it = ls_buffer_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // ---- Late Receiver (§5.3), on the sender --------------------------------------------
+  void late_receiver() {
+    std::sort(multi_ls_calls_.begin(), multi_ls_calls_.end());
+    struct Multi {
+      double idle = 0.0;
+      std::size_t message = 0;
+      EventIdx completion = kNoEvent;
+      bool have = false;
+    };
+    std::unordered_map<EventIdx, Multi> multi;  // completion call -> maximum
+    std::vector<EventIdx> multi_order;
+    for (std::size_t m = 0; m < msg_.send_events.size(); ++m) {
+      const EventIdx s = msg_.send_events[m];
+      EventIdx c = s;
+      if (trace_.kind[s] == EventKind::Isend) {
+        c = trace_.link[s];
+        if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) continue;
+      }
+      const EventIdx call = trace_.call_of(c);
+      const MpiClass cls = region_of_call(call).mpi_class;
+      if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
+        continue;
+      const Ticks ec = trace_.time[call];
+      const Ticks lc = trace_.time[trace_.link[call]];
+      const Ticks eq = msg_.recvs[m].request_enter;
+      const double idle = lc <= eq ? 0.0 : span(ec, eq);
+      if (cls == MpiClass::WaitMulti) {
+        if (std::binary_search(multi_ls_calls_.begin(), multi_ls_calls_.end(), call)) continue;
+        auto [it, fresh] = multi.try_emplace(call);
+        if (fresh) multi_order.push_back(call);
+        if (idle > 0.0 && (!it->second.have || idle > it->second.idle))
+          it->second = Multi{idle, m, c, true};
+      } else if (idle > 0.0) {
+        add_late_receiver(m, c, idle);
+      }
+    }
+    for (EventIdx call : multi_order) {
+      const Multi& best = multi[call];
+      if (best.have) add_late_receiver(best.message, best.completion, best.idle);
+    }
+  }
+
+  void add_late_receiver(std::size_t m, EventIdx completion, double idle) {
+    const std::uint32_t cp = trace_.callpath[completion];
+    const EventIdx s = msg_.send_events[m];
+    const std::uint64_t bytes = trace_.p2p[trace_.ref[s]].bytes;
+    sev_.add(Metric::MpiLatereceiver, cp, idle);
+    sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
+    WaitState w;
+    w.event = completion;
+    w.callpath = cp;
+    w.wait = idle;
+    w.hop = HopKind::Event;
+    w.target_rank = msg_.recvs[m].rank;
+    w.target = msg_.recvs[m].request_event;
+    result_.waits.push_back(w);
+  }
+
+  // ---- Collectives (§4) --------------------------------------------------------------
+  void collective_waits() {
+    for (std::size_t i = 0; i < coll_.instances.size(); ++i) {
+      const replay::CollInstance& inst = coll_.instances[i];
+      const replay::CollTiming& t = coll_.timing[i];
+      const Ticks b = trace_.time[inst.begin];
+      const Ticks x = trace_.time[inst.end];
+      const std::uint32_t cp = trace_.callpath[inst.end];
+      std::uint64_t sent = 0, received = 0;
+      std::uint32_t root = UINT32_MAX;
+      if (trace_.kind[inst.end] == EventKind::CollEnd) {
+        const CollRecord& rec = trace_.coll[trace_.ref[inst.end]];
+        sent = rec.sent;
+        received = rec.received;
+        root = rec.root;
+        // Non-blocking collectives (MPI_I...) are not analyzed.
+        const std::string& name = defs_.regions[trace_.ref[rec.call]].name;
+        if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) continue;
+      }
+      if (t.comm_size <= 1) continue;
+
+      switch (inst.kind) {
+        case replay::CollKind::Init: {
+          result_.init_leave = inst.end;
+          const Ticks cap = std::min(t.latest_begin, x);
+          const Ticks e2 = std::max(t.earliest_end, cap);
+          if (t.latest_begin > x) ++result_.coll_clock_violations;
+          sev_.add(Metric::MpiInitCompletion, cp, pos(span(e2, x)));
+          break;
+        }
+        case replay::CollKind::Finalize: {
+          result_.finalize_leave = inst.end;
+          result_.finalize_enter = b;
+          result_.finalize_latest_rank = t.latest_rank;
+          result_.finalize_comm = inst.comm;
+          const Ticks cap = std::min(t.latest_begin, x);
+          if (t.latest_begin > x) ++result_.coll_clock_violations;
+          const double wait = pos(span(b, cap));
+          sev_.add(Metric::MpiFinalizeWait, cp, wait);
+          add_collective_wait(inst, cp, wait, t.latest_rank);
+          break;
+        }
+        case replay::CollKind::Barrier:
+        case replay::CollKind::NxN: {
+          const bool barrier = inst.kind == replay::CollKind::Barrier;
+          if (!barrier && sent == 0 && received == 0) break;  // zero payload
+          const bool full = barrier || t.earliest_end > t.latest_begin;
+          Ticks latest = t.latest_begin, earliest = t.earliest_end;
+          Rank latest_rank = t.latest_rank;
+          if (!full) {
+            if (!t.has_sender) break;
+            latest = t.latest_sender_begin;
+            latest_rank = t.latest_sender;
+            earliest = t.syncpoint_earliest_end;
+            const bool syncpoint = latest_rank == trace_.rank || (received > 0 && b < latest);
+            if (!syncpoint) break;
+          }
+          const Ticks cap = std::min(latest, x);
+          const Ticks e2 = std::max(earliest, cap);
+          if (latest > x) ++result_.coll_clock_violations;
+          const double wait = pos(span(b, cap));
+          sev_.add(barrier ? Metric::MpiBarrierWait : Metric::MpiWaitNxn, cp, wait);
+          sev_.add(barrier ? Metric::MpiBarrierCompletion : Metric::MpiNxnCompletion, cp,
+                   pos(span(e2, x)));
+          add_collective_wait(inst, cp, wait, latest_rank);
+          break;
+        }
+        case replay::CollKind::OneToN: {
+          if (t.root_sent == 0) break;  // zero payload: nothing is broadcast
+          const Ticks r = t.root_begin;
+          const bool waiter = received > 0 && b < r && trace_.rank != t.root;
+          if (r > x) ++result_.coll_clock_violations;
+          if (!waiter) break;
+          const double wait = pos(span(b, std::min(r, x)));
+          sev_.add(Metric::MpiLatebroadcast, cp, wait);
+          add_collective_wait(inst, cp, wait, t.root);
+          break;
+        }
+        case replay::CollKind::NToOne: {
+          if (t.root_received == 0 || !t.has_sender) break;
+          const Ticks l = t.latest_sender_begin;
+          if (trace_.rank != t.root || !(b < l)) break;
+          if (l > x) ++result_.coll_clock_violations;
+          const double wait = pos(span(b, std::min(l, x)));
+          sev_.add(Metric::MpiEarlyreduce, cp, wait);
+          add_collective_wait(inst, cp, wait, t.latest_sender);
+          break;
+        }
+        case replay::CollKind::Scan: {
+          if (sent == 0 && received == 0) break;
+          if (!t.scan_has_sender || !(b < t.scan_latest_begin)) break;
+          sev_.add(Metric::MpiEarlyscan, cp, pos(span(b, std::min(t.scan_latest_begin, x))));
+          break;
+        }
+        case replay::CollKind::Unanalyzed:
+          break;
+      }
+      (void)root;
+    }
+  }
+
+  void add_collective_wait(const replay::CollInstance& inst, std::uint32_t cp, double wait,
+                           Rank target) {
+    if (wait <= 0.0) return;
+    WaitState w;
+    w.event = inst.end;
+    w.callpath = cp;
+    w.wait = wait;
+    w.hop = HopKind::Collective;
+    w.target_rank = target;
+    w.comm = inst.comm;
+    w.target = inst.index;
+    result_.waits.push_back(w);
+  }
+
+  const Definitions& defs_;
+  const LocalTrace& trace_;
+  const replay::MessageTable& msg_;
+  const replay::CollectiveTable& coll_;
+  Severity& sev_;
+  const Clock& clock_;
+  std::deque<LsEntry> ls_buffer_;
+  std::vector<EventIdx> multi_ls_calls_;
+  WaitStateResult result_;
+};
+
+}  // namespace
+
+WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace,
+                                const replay::MessageTable& messages,
+                                const replay::CollectiveTable& collectives, Severity& sev) {
+  return Pass(defs, trace, messages, collectives, sev).run();
+}
+
+}  // namespace cpreplay::analysis

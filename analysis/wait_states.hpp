@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Wait-state pass: Late Sender (and wrong order), Late Receiver, collective waits and
+// completions, receive-side counters; publishes the table of wait states the critical path needs.
+#pragma once
+
+#include <vector>
+
+#include "analysis/metric_table.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/collectives.hpp"
+#include "replay/messages.hpp"
+
+namespace cpreplay::analysis {
+
+/// Where critical-path ownership goes from a wait state.
+enum class HopKind : std::uint8_t {
+  Event,       ///< to `target_rank`'s event `target` (a send, or a receive request)
+  Collective,  ///< to `target_rank`'s instance `target` on communicator `comm`
+};
+
+/// A synchronization point with waiting time > 0 (scalasca-metrics.md §7.1).
+struct WaitState {
+  EventIdx event = kNoEvent;   ///< the synchpoint event X
+  std::uint32_t callpath = 0;  ///< cnode(X)
+  double wait = 0.0;           ///< seconds
+  HopKind hop = HopKind::Event;
+  Rank target_rank = 0;
+  std::uint32_t comm = 0;
+  std::uint64_t target = 0;
+};
+
+struct WaitStateResult {
+  std::vector<WaitState> waits;  ///< in event order
+  std::uint64_t p2p_clock_violations = 0;
+  std::uint64_t coll_clock_violations = 0;
+  EventIdx init_leave = kNoEvent;      ///< Leave of MPI_Init, if any
+  EventIdx finalize_leave = kNoEvent;  ///< Leave of MPI_Finalize, if any
+  Ticks finalize_enter = 0;
+  Rank finalize_latest_rank = 0;  ///< rank that entered MPI_Finalize last (ties: lower rank)
+  std::uint32_t finalize_comm = 0;
+};
+
+/// Computes the wait-state metrics into `sev` from the matched messages and collective timings.
+/// MPI: local (the engine did the communication).
+WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace,
+                                const replay::MessageTable& messages,
+                                const replay::CollectiveTable& collectives, Severity& sev);
+
+}  // namespace cpreplay::analysis

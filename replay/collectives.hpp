@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Collective re-enactment: the global timing facts of every collective instance, reduced in
+// windows of instances per communicator (one array reduction per window, not per instance).
+#pragma once
+
+#include <vector>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::replay {
+
+/// How a collective synchronizes (from the OTF2 collective op, scalasca-metrics.md §4).
+enum class CollKind : std::uint8_t {
+  Barrier, NxN, OneToN, NToOne, Scan, Init, Finalize,
+  Unanalyzed  ///< Alltoallv/w, handle/allocation ops: counted but never analyzed
+};
+
+CollKind kind_of(CollOp op);
+
+/// One collective instance as this rank saw it. MPI_Init and MPI_Finalize are instances on
+/// the pseudo communicator `init_finalize_comm` (all ranks), with begin/end = Enter/Leave.
+struct CollInstance {
+  EventIdx begin = kNoEvent;  ///< CollBegin, or Enter of MPI_Init/MPI_Finalize
+  EventIdx end = kNoEvent;    ///< CollEnd, or Leave of MPI_Init/MPI_Finalize
+  std::uint32_t comm = 0;     ///< CommId value or the pseudo communicator
+  std::uint32_t index = 0;    ///< k: this is the k-th instance on that communicator
+  CollKind kind = CollKind::Barrier;
+};
+
+/// Global facts about one instance. Ranks are world ranks; ties go to the lower rank.
+struct CollTiming {
+  std::uint32_t comm_size = 1;
+  Ticks latest_begin = 0;  ///< max begin over all members
+  Rank latest_rank = 0;
+  Ticks earliest_end = 0;  ///< min end over all members
+  bool has_sender = false;        ///< some member sent bytes
+  Ticks latest_sender_begin = 0;  ///< max begin over members with bytes sent > 0
+  Rank latest_sender = 0;
+  Ticks root_begin = 0;  ///< begin of the root (rooted operations)
+  Rank root = 0;
+  std::uint64_t root_sent = 0;
+  std::uint64_t root_received = 0;
+  /// min end over members with (bytes received > 0 and begin < latest_sender_begin), plus the
+  /// latest sender: the earliest end among N x N partial-overlap synchronization points.
+  Ticks syncpoint_earliest_end = 0;
+  bool scan_has_sender = false;  ///< some member 0..me (me included) sent bytes
+  Ticks scan_latest_begin = 0;   ///< max begin over those
+};
+
+struct CollectiveTable {
+  std::uint32_t init_finalize_comm = 0;  ///< id of the pseudo communicator
+  std::vector<CollInstance> instances;   ///< in local event order
+  std::vector<CollTiming> timing;        ///< parallel to instances
+  /// Per communicator (pseudo one last): instance indices in order, so k -> instance.
+  std::vector<std::vector<std::uint32_t>> by_comm;
+};
+
+/// Reduces every instance's timing with its communicator's members, `window` instances per
+/// reduction. Throws ReplayError on every rank when members disagree on the number or kind of
+/// instances (after all ranks finished their reductions).
+/// MPI: collective on world; reductions on communicators built with MPI_Comm_create_group.
+CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
+                                   const LocalTrace& trace, std::size_t window);
+
+}  // namespace cpreplay::replay

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Point-to-point re-enactment: matches every receive with its send in two batched exchanges.
+#pragma once
+
+#include <vector>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::replay {
+
+/// What a receiver learns about the send that matches one of its receive events.
+struct RemoteSend {
+  Ticks call_enter = 0;  ///< Enter of the sender's MPI call containing the send event
+  Ticks call_leave = 0;  ///< its Leave
+  Ticks time = 0;        ///< the send event's own timestamp
+  std::uint64_t bytes = 0;
+  EventIdx event = kNoEvent;  ///< the send event's index on the sender
+  Rank rank = 0;              ///< sender's world rank
+};
+
+/// What a sender learns about the receive that matches one of its sends.
+struct RemoteRecv {
+  Ticks request_enter = 0;  ///< Enter of the MPI call holding the receive request
+  Ticks request_leave = 0;
+  EventIdx request_event = kNoEvent;  ///< MpiRecv itself, or the MpiIrecvRequest
+  Rank rank = 0;
+};
+
+/// The matched messages of one rank, in local event order on each side.
+struct MessageTable {
+  std::vector<EventIdx> recv_events;  ///< receive-type events (MpiRecv/MpiIrecv) that matched
+  std::vector<RemoteSend> sends;      ///< parallel to recv_events
+  std::vector<EventIdx> send_events;  ///< send-type events (MpiSend/MpiIsend) that matched
+  std::vector<RemoteRecv> recvs;      ///< parallel to send_events
+};
+
+/// True if the event takes part in message matching (scalasca-metrics.md §2.2): a send or
+/// receive inside an MPI region, not a cancelled send.
+bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e);
+
+/// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
+/// meets the k-th receive. One MPI_Alltoallv ships all send records to their receivers, a
+/// second one returns the receive-request times to the senders.
+/// Throws ReplayError (after both exchanges, so all ranks finish them) for unmatched messages.
+/// MPI: collective on world.
+MessageTable match_messages(const World& world, const Definitions& defs,
+                            const LocalTrace& trace);
+
+}  // namespace cpreplay::replay
