@@ -205,6 +205,14 @@ class Pass {
         const std::string& name = defs_.regions[trace_.ref[rec.call]].name;
         if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) continue;
       }
+      // The critical path starts and ends at these even when there is nobody to wait for.
+      if (inst.kind == replay::CollKind::Init) result_.init_leave = inst.end;
+      if (inst.kind == replay::CollKind::Finalize) {
+        result_.finalize_leave = inst.end;
+        result_.finalize_enter = b;
+        result_.finalize_latest_rank = t.latest_rank;
+        result_.finalize_comm = inst.comm;
+      }
       if (t.comm_size <= 1) continue;
 
       switch (inst.kind) {

@@ -29,7 +29,7 @@ class World {
   /// so every rank stops at the same boundary.
   /// MPI: collective on world.
   template <class F>
-  void agree(F&& step) {
+  void agree(F&& step) const {
     std::exception_ptr error;
     try {
       step();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "analysis/critical_path.hpp"
+#include "analysis/indicators.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/wait_states.hpp"
 #include "replay/collectives.hpp"
@@ -95,6 +97,13 @@ void run(const Settings& settings, replay::World& world) {
   progress.end(std::to_string(sum_over_ranks(world, messages.recv_events.size())) +
                " messages, " + std::to_string(sum_over_ranks(world, waits.waits.size())) +
                " wait states");
+
+  progress.begin("backward");
+  const analysis::CriticalPathResult cp =
+      analysis::critical_path_pass(world, defs, tree, trace, waits, collectives);
+  const analysis::CriticalPathSummary path = analysis::indicator_pass(world, tree, cp, sev);
+  progress.end("critical path " + std::to_string(path.length) + " s, " +
+               std::to_string(sum_over_ranks(world, cp.owned_segments)) + " segments");
 
   analysis::drop_mpi_only_on_non_mpi(defs, tree, sev);
   analysis::finalize_metric_tree(sev);

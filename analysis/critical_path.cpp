@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Critical path as Scalasca's bwc pass finds it, with ownership passed by token.
+#include "analysis/critical_path.hpp"
+
+#include <algorithm>
+
+#include "cpreplay/error.hpp"
+#include "replay/backward.hpp"
+
+namespace cpreplay::analysis {
+namespace {
+
+enum TokenKind : std::uint32_t { kStart = 0, kEvent = 1, kCollective = 2 };
+
+struct Interval {
+  EventIdx from;  ///< synchpoint X where ownership left this rank (kNoEvent: program start)
+  EventIdx to;    ///< end event of the owned stretch
+  std::uint32_t callpath;
+  double wait;  ///< wait(X), subtracted at cnode(X); 0 for the final stretch
+};
+
+/// Latest Enter/Leave event strictly before e (the cut of a synchpoint, §7.2), or -1.
+std::int64_t cut_of(const LocalTrace& trace, EventIdx e) {
+  for (std::int64_t i = static_cast<std::int64_t>(e) - 1; i >= 0; --i)
+    if (trace.kind[i] == EventKind::Enter || trace.kind[i] == EventKind::Leave) return i;
+  return -1;
+}
+
+}  // namespace
+
+void segment_credits(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+                     std::vector<double>& credit, std::vector<std::uint32_t>& target) {
+  credit.assign(trace.size(), 0.0);
+  target.assign(trace.size(), UINT32_MAX);
+  std::int64_t last = -1;
+  for (EventIdx i = 0; i < trace.size(); ++i) {
+    const EventKind k = trace.kind[i];
+    if (k != EventKind::Enter && k != EventKind::Leave) continue;
+    if (last >= 0) {
+      credit[i] = defs.clock.span(trace.time[last], trace.time[i]);
+      if (k == EventKind::Leave) {
+        target[i] = trace.callpath[i];
+      } else {
+        const CallpathId parent = tree.node(CallpathId{trace.callpath[i]}).parent;
+        if (parent.valid()) target[i] = parent.value;
+      }
+    }
+    last = i;
+  }
+}
+
+CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
+                                      const CallTree& tree, const LocalTrace& trace,
+                                      const WaitStateResult& waits,
+                                      const replay::CollectiveTable& collectives) {
+  world.agree([&] {
+    if (waits.finalize_leave == kNoEvent)
+      throw IncompleteTraceError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
+                                 ": the trace has no MPI_Finalize (the rank did not finish)");
+  });
+
+  std::vector<Interval> intervals;
+  const replay::Hop start{waits.finalize_latest_rank, replay::Token{kStart, 0, 0}};
+  replay::walk_ownership(world, start, [&](const replay::Token& token) {
+    EventIdx end = waits.finalize_leave;
+    if (token.kind == kEvent) {
+      end = static_cast<EventIdx>(token.target);
+    } else if (token.kind == kCollective) {
+      end = collectives.instances[collectives.by_comm[token.comm][token.target]].end;
+    }
+    // The latest wait state strictly before the end of the owned stretch.
+    auto it = std::lower_bound(waits.waits.begin(), waits.waits.end(), end,
+                               [](const WaitState& w, EventIdx e) { return w.event < e; });
+    if (it == waits.waits.begin() ||
+        (waits.init_leave != kNoEvent && std::prev(it)->event < waits.init_leave)) {
+      intervals.push_back(Interval{waits.init_leave, end, UINT32_MAX, 0.0});
+      return replay::Hop{trace.rank, replay::Token{replay::Token::kDone, 0, 0}};
+    }
+    const WaitState& x = *std::prev(it);
+    intervals.push_back(Interval{x.event, end, x.callpath, x.wait});
+    return replay::Hop{x.target_rank,
+                       replay::Token{x.hop == HopKind::Event ? kEvent : kCollective, x.comm,
+                                     x.target}};
+  });
+
+  CriticalPathResult result;
+  result.cp.assign(tree.size(), 0.0);
+  result.runtime.assign(tree.size(), 0.0);
+  result.waits.assign(tree.size(), 0.0);
+  result.owned_segments = intervals.size();
+  std::vector<double> credit;
+  std::vector<std::uint32_t> target;
+  segment_credits(defs, tree, trace, credit, target);
+  for (EventIdx i = 0; i < trace.size(); ++i)
+    if (target[i] != UINT32_MAX) result.runtime[target[i]] += credit[i];
+  for (const WaitState& w : waits.waits) result.waits[w.callpath] += w.wait;
+
+  for (const Interval& iv : intervals) {
+    const std::int64_t from = iv.from == kNoEvent ? -1 : cut_of(trace, iv.from);
+    const std::int64_t to = cut_of(trace, iv.to);
+    double at_x = 0.0;
+    for (std::int64_t i = from + 1; i <= to; ++i) {
+      if (target[i] == UINT32_MAX) continue;
+      result.cp[target[i]] += credit[i];
+      if (target[i] == iv.callpath) at_x += credit[i];
+    }
+    if (iv.callpath != UINT32_MAX) result.cp[iv.callpath] -= std::min(iv.wait, at_x);
+  }
+  return result;
+}
+
+}  // namespace cpreplay::analysis
