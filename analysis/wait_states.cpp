@@ -102,6 +102,8 @@ class Pass {
     w.event = r;
     w.callpath = cp;
     w.wait = idle;
+    w.metric = Metric::MpiLatesender;
+    w.start = trace_.time[trace_.call_of(r)];
     w.hop = HopKind::Event;
     w.target_rank = s.rank;
     w.target = s.event;
@@ -180,6 +182,8 @@ class Pass {
     w.event = completion;
     w.callpath = cp;
     w.wait = idle;
+    w.metric = Metric::MpiLatereceiver;
+    w.start = trace_.time[trace_.call_of(completion)];
     w.hop = HopKind::Event;
     w.target_rank = msg_.recvs[m].rank;
     w.target = msg_.recvs[m].request_event;
@@ -233,7 +237,7 @@ class Pass {
           if (t.latest_begin > x) ++result_.coll_clock_violations;
           const double wait = pos(span(b, cap));
           sev_.add(Metric::MpiFinalizeWait, cp, wait);
-          add_collective_wait(inst, cp, wait, t.latest_rank);
+          add_collective_wait(inst, cp, wait, t.latest_rank, Metric::MpiFinalizeWait);
           break;
         }
         case replay::CollKind::Barrier:
@@ -258,7 +262,8 @@ class Pass {
           sev_.add(barrier ? Metric::MpiBarrierWait : Metric::MpiWaitNxn, cp, wait);
           sev_.add(barrier ? Metric::MpiBarrierCompletion : Metric::MpiNxnCompletion, cp,
                    pos(span(e2, x)));
-          add_collective_wait(inst, cp, wait, latest_rank);
+          add_collective_wait(inst, cp, wait, latest_rank,
+                              barrier ? Metric::MpiBarrierWait : Metric::MpiWaitNxn);
           break;
         }
         case replay::CollKind::OneToN: {
@@ -269,7 +274,7 @@ class Pass {
           if (!waiter) break;
           const double wait = pos(span(b, std::min(r, x)));
           sev_.add(Metric::MpiLatebroadcast, cp, wait);
-          add_collective_wait(inst, cp, wait, t.root);
+          add_collective_wait(inst, cp, wait, t.root, Metric::MpiLatebroadcast);
           break;
         }
         case replay::CollKind::NToOne: {
@@ -279,7 +284,7 @@ class Pass {
           if (l > x) ++result_.coll_clock_violations;
           const double wait = pos(span(b, std::min(l, x)));
           sev_.add(Metric::MpiEarlyreduce, cp, wait);
-          add_collective_wait(inst, cp, wait, t.latest_sender);
+          add_collective_wait(inst, cp, wait, t.latest_sender, Metric::MpiEarlyreduce);
           break;
         }
         case replay::CollKind::Scan: {
@@ -296,12 +301,14 @@ class Pass {
   }
 
   void add_collective_wait(const replay::CollInstance& inst, std::uint32_t cp, double wait,
-                           Rank target) {
+                           Rank target, Metric metric) {
     if (wait <= 0.0) return;
     WaitState w;
     w.event = inst.end;
     w.callpath = cp;
     w.wait = wait;
+    w.metric = metric;
+    w.start = trace_.time[inst.begin];
     w.hop = HopKind::Collective;
     w.target_rank = target;
     w.comm = inst.comm;

@@ -24,6 +24,8 @@ struct WaitState {
   EventIdx event = kNoEvent;   ///< the synchpoint event X
   std::uint32_t callpath = 0;  ///< cnode(X)
   double wait = 0.0;           ///< seconds
+  Metric metric = Metric::MpiLatesender;  ///< which wait-state metric it belongs to
+  Ticks start = 0;             ///< when the waiting began (Enter of the waiting MPI call)
   HopKind hop = HopKind::Event;
   Rank target_rank = 0;
   std::uint32_t comm = 0;

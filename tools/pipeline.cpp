@@ -8,12 +8,14 @@
 #include "analysis/critical_path.hpp"
 #include "analysis/indicators.hpp"
 #include "analysis/profile.hpp"
+#include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
 #include "replay/collectives.hpp"
 #include "replay/messages.hpp"
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
+#include "io/summary_writer.hpp"
 #include "replay/preprocess.hpp"
 #include "tools/report.hpp"
 
@@ -119,7 +121,20 @@ void run(const Settings& settings, replay::World& world) {
     if (writer) writer->commit();
   });
   progress.end(output);
-  if (world.rank() == 0) std::printf("cpreplay: report written to %s\n", output.c_str());
+
+  Summary summary =
+      analysis::build_summary(world, defs, tree, trace, sev, waits, path);
+  summary.report = output;
+  summary.json = settings.json;
+  summary.analysis_seconds = progress.seconds_since_start();
+  world.agree([&] {
+    if (world.rank() == 0 && !settings.json.empty())
+      io::write_summary_json(settings.json, summary);
+  });
+  if (world.rank() == 0) {
+    std::fputs(io::summary_text(summary).c_str(), stdout);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace cpreplay::tools

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Summary reductions and findings. Everything is derived from the metrics; nothing is
+// specific to a program, call-path name or rank count.
+#include "analysis/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/profile.hpp"
+
+namespace cpreplay::analysis {
+namespace {
+
+/// The wait-state metrics the summary ranks (leaves of the wait-state tree; no overlaps).
+constexpr Metric kWaitRows[] = {
+    Metric::MpiLatesender,    Metric::MpiLatereceiver,    Metric::MpiBarrierWait,
+    Metric::MpiBarrierCompletion, Metric::MpiWaitNxn,     Metric::MpiNxnCompletion,
+    Metric::MpiLatebroadcast, Metric::MpiEarlyreduce,     Metric::MpiEarlyscan,
+    Metric::MpiInitCompletion, Metric::MpiFinalizeWait};
+constexpr std::size_t kWaitCount = sizeof(kWaitRows) / sizeof(kWaitRows[0]);
+
+/// Rows reduced with SUM: time, critical path, its imbalance, impact metrics, wait metrics.
+constexpr Metric kSumRows[] = {
+    Metric::Time, Metric::CriticalPath, Metric::CriticalPathImbalance,
+    Metric::CriticalPathActivities, Metric::CriticalImbalanceImpact,
+    Metric::IntraPartitionImbalance, Metric::InterPartitionImbalance,
+    Metric::NonCriticalPathActivities};
+constexpr std::size_t kSumCount = sizeof(kSumRows) / sizeof(kSumRows[0]);
+
+constexpr std::size_t kWorst = 10;
+
+struct WorstWire {
+  double duration;
+  double start;
+  std::int32_t metric;
+  std::int32_t rank;
+  std::uint32_t callpath;
+  std::uint32_t pad;
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string secs(double s) {
+  if (s >= 100.0) return fmt("%.1f s", s);
+  if (s >= 0.1) return fmt("%.2f s", s);
+  if (s >= 1e-3) return fmt("%.2f ms", s * 1e3);
+  return fmt("%.2f us", s * 1e6);
+}
+
+std::string pct(double fraction) { return fmt("%.1f %%", fraction * 100.0); }
+
+/// What a user can do about each kind of waiting.
+const char* advice(Metric m) {
+  switch (m) {
+    case Metric::MpiLatesender:
+      return "receivers wait for messages sent late: look at what the senders compute before "
+             "they send";
+    case Metric::MpiLatereceiver:
+      return "synchronous sends wait for receivers that post late: post receives earlier or "
+             "use non-blocking sends";
+    case Metric::MpiBarrierWait:
+      return "ranks arrive at barriers at different times: balance the work before them or "
+             "remove barriers that are not needed";
+    case Metric::MpiWaitNxn:
+      return "ranks arrive at all-to-all collectives at different times: balance the work "
+             "before them";
+    case Metric::MpiLatebroadcast:
+      return "the root enters broadcasts/scatters late: make the root's preceding work "
+             "lighter";
+    case Metric::MpiEarlyreduce:
+      return "the root of reductions/gathers arrives early and waits for the last sender";
+    case Metric::MpiFinalizeWait:
+      return "ranks finish at different times: the final part of the run is imbalanced";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp) {
+  std::string path;
+  for (CallpathId c{cp}; c.valid(); c = tree.node(c).parent)
+    path = defs.region(tree.node(c).region).name + (path.empty() ? "" : "/" + path);
+  return path;
+}
+
+Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
+                      const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
+                      const CriticalPathSummary& path) {
+  const std::size_t n = tree.size();
+  const int ranks = world.size();
+  Summary s;
+  s.trace = defs.anchor_path;
+  s.ranks = ranks;
+  s.critical_path_length = path.length;
+
+  // Per-call-path sums over ranks (one allreduce), per-call-path maxima with their rank.
+  std::vector<double> local((kSumCount + kWaitCount + 1) * n, 0.0);
+  for (std::size_t k = 0; k < kSumCount; ++k)
+    std::copy(sev.row(kSumRows[k]), sev.row(kSumRows[k]) + n, local.begin() + k * n);
+  for (std::size_t k = 0; k < kWaitCount; ++k)
+    std::copy(sev.row(kWaitRows[k]), sev.row(kWaitRows[k]) + n,
+              local.begin() + (kSumCount + k) * n);
+  const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
+  std::copy(incl.begin(), incl.end(), local.begin() + (kSumCount + kWaitCount) * n);
+  std::vector<double> sum(local.size());
+  MPI_Allreduce(local.data(), sum.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
+                world.comm());
+  struct DoubleInt {
+    double v;
+    int r;
+  };
+  std::vector<DoubleInt> mine(n), most(n);
+  for (std::size_t c = 0; c < n; ++c) mine[c] = DoubleInt{sev.at(Metric::Time, c), world.rank()};
+  MPI_Allreduce(mine.data(), most.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
+                world.comm());
+  auto row = [&](std::size_t k) { return sum.data() + k * n; };
+  const double* time_sum = row(0);
+  const double* cp_sum = row(1);
+  const double* cpi_sum = row(2);
+  const double* incl_sum = row(kSumCount + kWaitCount);
+
+  // Trace extent and sizes.
+  Ticks first = trace.size() ? trace.time.front() : ~Ticks{0};
+  Ticks last = trace.size() ? trace.time.back() : 0;
+  Ticks gfirst = 0, glast = 0;
+  MPI_Allreduce(&first, &gfirst, 1, MPI_UINT64_T, MPI_MIN, world.comm());
+  MPI_Allreduce(&last, &glast, 1, MPI_UINT64_T, MPI_MAX, world.comm());
+  s.wall_clock = glast >= gfirst ? defs.clock.span(gfirst, glast) : 0.0;
+  std::uint64_t counts[3] = {trace.size(), waits.p2p_clock_violations,
+                             waits.coll_clock_violations};
+  std::uint64_t gcounts[3] = {0, 0, 0};
+  MPI_Allreduce(counts, gcounts, 3, MPI_UINT64_T, MPI_SUM, world.comm());
+  s.events = gcounts[0];
+  s.p2p_clock_violations = gcounts[1];
+  s.coll_clock_violations = gcounts[2];
+  for (std::uint32_t c = 0; c < n; ++c)
+    if (!tree.node(CallpathId{c}).parent.valid()) s.allocation_time += incl_sum[c];
+
+  // The most severe instances: each rank's top ones, merged on rank 0.
+  std::vector<WaitState> top = waits.waits;
+  std::partial_sort(top.begin(), top.begin() + std::min(kWorst, top.size()), top.end(),
+                    [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
+  std::vector<WorstWire> out(kWorst, WorstWire{-1.0, 0.0, 0, 0, 0, 0});
+  for (std::size_t i = 0; i < std::min(kWorst, top.size()); ++i)
+    out[i] = WorstWire{top[i].wait,
+                       top[i].start >= gfirst ? defs.clock.span(gfirst, top[i].start) : 0.0,
+                       static_cast<std::int32_t>(top[i].metric), world.rank(), top[i].callpath,
+                       0};
+  std::vector<WorstWire> all(world.rank() == 0 ? kWorst * ranks : 0);
+  MPI_Gather(out.data(), static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, all.data(),
+             static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, 0, world.comm());
+
+  // Inter-partition diagnosis needs, on every rank, the call path with the largest
+  // inter-partition imbalance; then the waiting and the work of the ranks that never run it.
+  std::uint32_t bottleneck = UINT32_MAX;
+  double best_inter = 0.0;
+  for (std::uint32_t c = 0; c < n; ++c)
+    if (row(6)[c] > best_inter) {
+      best_inter = row(6)[c];
+      bottleneck = c;
+    }
+  std::vector<double> others(n + 2, 0.0), others_sum(n + 2, 0.0);
+  if (bottleneck != UINT32_MAX && incl[bottleneck] == 0.0) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const Region& r = defs.region(tree.node(CallpathId{c}).region);
+      if (!r.is_mpi() && tree.node(CallpathId{c}).parent.valid()) others[c] = sev.at(Metric::Comp, c);
+      for (Metric m : kWaitRows) others[n] += sev.at(m, c);
+    }
+    others[n + 1] = 1.0;
+  }
+  MPI_Allreduce(others.data(), others_sum.data(), static_cast<int>(n + 2), MPI_DOUBLE, MPI_SUM,
+                world.comm());
+  if (world.rank() != 0) return s;
+
+  // Critical-path table.
+  for (std::uint32_t c = 0; c < n; ++c) {
+    if (cp_sum[c] <= 0.0) continue;
+    SummaryCallpath row_c;
+    row_c.path = callpath_name(defs, tree, c);
+    row_c.name = defs.region(tree.node(CallpathId{c}).region).name;
+    row_c.critical_path = cp_sum[c];
+    row_c.critical_path_share = path.length > 0.0 ? cp_sum[c] / path.length : 0.0;
+    row_c.imbalance = cpi_sum[c];
+    row_c.imbalance_share = path.length > 0.0 ? cpi_sum[c] / path.length : 0.0;
+    row_c.time_total = time_sum[c];
+    row_c.time_average = time_sum[c] / ranks;
+    row_c.time_max = most[c].v;
+    row_c.imbalance_percent = row_c.time_average > 0.0 ? cpi_sum[c] / row_c.time_average : 0.0;
+    row_c.profile_imbalance = std::max(0.0, row_c.time_max - row_c.time_average);
+    s.callpaths.push_back(row_c);
+  }
+  std::sort(s.callpaths.begin(), s.callpaths.end(),
+            [](const SummaryCallpath& a, const SummaryCallpath& b) {
+              return a.critical_path > b.critical_path;
+            });
+
+  // Wait states.
+  for (std::size_t k = 0; k < kWaitCount; ++k) {
+    const double* w = row(kSumCount + k);
+    SummaryWaitMetric m;
+    m.metric = metric_info(kWaitRows[k]).uniq_name;
+    m.name = metric_info(kWaitRows[k]).disp_name;
+    std::vector<std::pair<double, std::uint32_t>> where;
+    for (std::uint32_t c = 0; c < n; ++c)
+      if (w[c] > 0.0) {
+        m.seconds += w[c];
+        where.push_back({w[c], c});
+      }
+    if (m.seconds <= 0.0) continue;
+    m.share = s.allocation_time > 0.0 ? m.seconds / s.allocation_time : 0.0;
+    std::sort(where.rbegin(), where.rend());
+    for (std::size_t i = 0; i < where.size() && i < 3; ++i)
+      m.callpaths.push_back({callpath_name(defs, tree, where[i].second), where[i].first});
+    s.waits.push_back(m);
+  }
+  std::sort(s.waits.begin(), s.waits.end(),
+            [](const SummaryWaitMetric& a, const SummaryWaitMetric& b) {
+              return a.seconds > b.seconds;
+            });
+
+  // Impact.
+  SummaryImpact& im = s.impact;
+  im.total = ranks * path.length;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    im.critical_path_activities += row(3)[c];
+    im.imbalance_impact += row(4)[c];
+    im.intra_partition += row(5)[c];
+    im.inter_partition += row(6)[c];
+    im.non_critical_path_activities += row(7)[c];
+  }
+
+  // Findings: load imbalance on the critical path, per call path.
+  for (const SummaryCallpath& c : s.callpaths) {
+    if (c.imbalance_share < 0.05) continue;
+    const std::uint32_t cpid = [&] {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (callpath_name(defs, tree, i) == c.path) return i;
+      return 0u;
+    }();
+    // Where partitions doing different work explain the imbalance, the partition finding
+    // below says what to do; a per-rank rebalance would be the wrong advice.
+    if (row(6)[cpid] >= 0.5 * row(4)[cpid] && row(6)[cpid] > 0.0) continue;
+    std::string text = c.name + ": load imbalance costs " + secs(c.imbalance) + " (" +
+                       pct(c.imbalance_share) + " of the runtime, " + pct(c.imbalance_percent) +
+                       " of its average time); ";
+    const std::string heaviest = "rank " + std::to_string(most[cpid].r);
+    if (c.profile_imbalance < 0.5 * c.imbalance)
+      text += "the overload moves between ranks, so a static rebalance will not fix it";
+    else if (c.profile_imbalance >= 0.8 * c.imbalance)
+      text += "the same ranks carry the overload throughout (" + heaviest +
+              " has the most): a static redistribution of work fixes it";
+    else
+      text += "part of the overload stays on the same ranks (" + heaviest +
+              " has the most), part moves between ranks";
+    s.findings.push_back(text);
+  }
+  // Inter-partition imbalance: one partition makes the others wait.
+  if (bottleneck != UINT32_MAX && im.total > 0.0 && best_inter >= 0.05 * im.total &&
+      others_sum[n + 1] > 0.0) {
+    std::uint32_t other = UINT32_MAX;
+    double most_work = 0.0;
+    for (std::uint32_t c = 0; c < n; ++c)
+      if (others_sum[c] > most_work) {
+        most_work = others_sum[c];
+        other = c;
+      }
+    const std::string name = defs.region(tree.node(CallpathId{bottleneck}).region).name;
+    const std::string other_name =
+        other == UINT32_MAX ? "the other"
+                            : defs.region(tree.node(CallpathId{other}).region).name;
+    s.findings.push_back(name + " partition is the bottleneck: " + other_name + " ranks wait " +
+                         secs(others_sum[n]) + "; move ranks from " + other_name + " to " +
+                         name + " (inter-partition imbalance costs " + secs(best_inter) + ")");
+  }
+  // The largest kind of waiting.
+  if (!s.waits.empty() && s.waits.front().share >= 0.05) {
+    const SummaryWaitMetric& w = s.waits.front();
+    Metric m = Metric::MpiLatesender;
+    for (Metric k : kWaitRows)
+      if (w.metric == metric_info(k).uniq_name) m = k;
+    std::string text = w.name + " costs " + secs(w.seconds) + " (" + pct(w.share) +
+                       " of the allocation time), most of it in " +
+                       w.callpaths.front().path.substr(w.callpaths.front().path.rfind('/') + 1);
+    if (*advice(m)) text += std::string(": ") + advice(m);
+    s.findings.push_back(text);
+  }
+
+  std::sort(all.begin(), all.end(),
+            [](const WorstWire& a, const WorstWire& b) {
+              if (a.duration != b.duration) return a.duration > b.duration;
+              if (a.start != b.start) return a.start < b.start;
+              return a.rank < b.rank;
+            });
+  for (const WorstWire& w : all) {
+    if (w.duration <= 0.0 || s.worst.size() == kWorst) break;
+    SummaryWaitInstance inst;
+    const MetricInfo& info = metric_info(static_cast<Metric>(w.metric));
+    inst.metric = info.uniq_name;
+    inst.name = info.disp_name;
+    inst.path = callpath_name(defs, tree, w.callpath);
+    inst.rank = w.rank;
+    inst.start = w.start;
+    inst.duration = w.duration;
+    s.worst.push_back(inst);
+  }
+  return s;
+}
+
+}  // namespace cpreplay::analysis

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Final reductions for the summary: per-call-path totals, wait-state rankings, impact split and
+// the one-sentence findings.
+#pragma once
+
+#include "analysis/critical_path.hpp"
+#include "analysis/indicators.hpp"
+#include "analysis/metric_table.hpp"
+#include "analysis/wait_states.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/summary.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::analysis {
+
+/// Builds the summary (complete on rank 0; other ranks get partial data).
+/// `sev` must hold the final exclusive values of every metric.
+/// MPI: collective on world (reductions of per-call-path rows, a gather of worst instances).
+Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
+                      const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
+                      const CriticalPathSummary& path);
+
+/// "sim.exe/main/work" for a call path.
+std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp);
+
+}  // namespace cpreplay::analysis

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the terminal summary and the --json file report: global results, computed on rank 0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cpreplay {
+
+/// One call path of the critical-path table (the paper's Table I). Times in seconds.
+struct SummaryCallpath {
+  std::string path;           ///< region names from the root, joined by '/'
+  std::string name;           ///< the call path's own region name
+  double critical_path = 0.0; ///< its time on the critical path
+  double critical_path_share = 0.0;  ///< critical_path / critical-path length
+  double imbalance = 0.0;             ///< critical_path_imbalance, summed over ranks
+  double imbalance_share = 0.0;       ///< imbalance / critical-path length
+  double imbalance_percent = 0.0;     ///< imbalance / average time per rank (paper's metric)
+  double profile_imbalance = 0.0;     ///< max - average of its time per rank
+  double time_total = 0.0;            ///< exclusive time summed over ranks
+  double time_average = 0.0;          ///< time_total / ranks
+  double time_max = 0.0;              ///< largest exclusive time on one rank
+};
+
+/// One wait-state metric with where it occurs.
+struct SummaryWaitMetric {
+  std::string metric;        ///< Scalasca unique name, e.g. mpi_latesender
+  std::string name;          ///< display name, e.g. Late Sender
+  double seconds = 0.0;      ///< summed over call paths and ranks
+  double share = 0.0;        ///< seconds / total allocation time
+  struct Where {
+    std::string path;
+    double seconds = 0.0;
+  };
+  std::vector<Where> callpaths;  ///< largest first (at most 3)
+};
+
+/// One wait-state instance (like Scalasca's statistics file), for timeline viewers.
+struct SummaryWaitInstance {
+  std::string metric;
+  std::string name;
+  std::string path;
+  int rank = 0;
+  double start = 0.0;     ///< seconds since the trace's first event
+  double duration = 0.0;  ///< seconds of waiting
+};
+
+struct SummaryImpact {
+  double total = 0.0;                     ///< ranks x critical-path length
+  double critical_path_activities = 0.0;  ///< summed over call paths and ranks
+  double imbalance_impact = 0.0;
+  double intra_partition = 0.0;
+  double inter_partition = 0.0;
+  double non_critical_path_activities = 0.0;
+};
+
+struct Summary {
+  std::string trace;
+  std::string report;
+  std::string json;
+  int ranks = 0;
+  std::uint64_t events = 0;
+  double wall_clock = 0.0;             ///< first to last event, seconds
+  double critical_path_length = 0.0;   ///< seconds
+  double allocation_time = 0.0;        ///< inclusive time of the roots, summed over ranks
+  double analysis_seconds = 0.0;
+  std::uint64_t p2p_clock_violations = 0;
+  std::uint64_t coll_clock_violations = 0;
+  std::vector<SummaryCallpath> callpaths;  ///< by critical-path time, largest first
+  std::vector<SummaryWaitMetric> waits;    ///< largest first, only those > 0
+  SummaryImpact impact;
+  std::vector<std::string> findings;       ///< one sentence each
+  std::vector<SummaryWaitInstance> worst;  ///< the most severe wait-state instances
+};
+
+}  // namespace cpreplay

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Terminal and JSON renderings of the analysis summary.
+#include "io/summary_writer.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "cpreplay/error.hpp"
+
+namespace cpreplay::io {
+namespace {
+
+constexpr std::size_t kWidth = 100;
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+/// Seconds with a unit that keeps three significant digits readable.
+std::string seconds(double s) {
+  const double a = std::fabs(s);
+  if (a == 0.0) return "0 s";
+  if (a >= 100.0) return format("%.1f s", s);
+  if (a >= 0.1) return format("%.2f s", s);
+  if (a >= 1e-3) return format("%.2f ms", s * 1e3);
+  return format("%.2f us", s * 1e6);
+}
+
+std::string percent(double fraction) { return format("%.1f %%", fraction * 100.0); }
+
+/// The call path without the program root, shortened from the left to fit `width`.
+std::string short_path(const std::string& path, std::size_t width) {
+  std::string p = path;
+  const auto slash = p.find('/');
+  if (slash != std::string::npos) p = p.substr(slash + 1);
+  if (p.size() <= width) return p;
+  return "..." + p.substr(p.size() - (width - 3));
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+/// Word-wraps `text` to kWidth with `first` before the first line and spaces before the rest.
+std::string wrap(const std::string& first, const std::string& text) {
+  std::istringstream words(text);
+  std::string out, line = first, word;
+  const std::string indent(first.size(), ' ');
+  bool empty = true;
+  while (words >> word) {
+    if (!empty && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = indent;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+  }
+  return out + line + "\n";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string summary_text(const Summary& s) {
+  std::string out;
+  out += "cpreplay summary: " + s.trace + "\n";
+  out += "  ranks " + std::to_string(s.ranks) + "   events " + std::to_string(s.events) +
+         "   wall-clock " + seconds(s.wall_clock) + "   critical path " +
+         seconds(s.critical_path_length) + "   analysis " + seconds(s.analysis_seconds) + "\n";
+  if (!s.report.empty()) out += "  report " + s.report + "\n";
+  if (!s.json.empty()) out += "  json   " + s.json + "\n";
+  if (s.p2p_clock_violations + s.coll_clock_violations > 0)
+    out += "  warning: " + std::to_string(s.p2p_clock_violations + s.coll_clock_violations) +
+           " clock-condition violations (" + std::to_string(s.p2p_clock_violations) +
+           " point-to-point, " + std::to_string(s.coll_clock_violations) +
+           " collective); waiting times near them are unreliable\n";
+
+  out += "\nCritical path: where the runtime goes (top call paths)\n";
+  out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
+         pad("imbalance", 11, true) + pad("of path", 9, true) + pad("of avg", 8, true) +
+         pad("max-avg", 10, true) + pad("total time", 12, true) + "\n";
+  std::size_t shown = 0;
+  for (const SummaryCallpath& c : s.callpaths) {
+    if (shown == 8 || c.critical_path_share < 0.001) break;
+    ++shown;
+    out += "  " + pad(short_path(c.path, 27), 28) + pad(seconds(c.critical_path), 10, true) +
+           pad(percent(c.critical_path_share), 8, true) + pad(seconds(c.imbalance), 11, true) +
+           pad(percent(c.imbalance_share), 9, true) + pad(percent(c.imbalance_percent), 8, true) +
+           pad(seconds(c.profile_imbalance), 10, true) + pad(seconds(c.time_total), 12, true) +
+           "\n";
+  }
+  out += "  (imbalance: critical-path imbalance, also as % of the path and of the call path's\n"
+         "   average time per rank; max-avg: the profile's view of the same imbalance)\n";
+
+  if (!s.waits.empty()) {
+    out += "\nWait states (% of " + seconds(s.allocation_time) + " total allocation time)\n";
+    for (std::size_t i = 0; i < s.waits.size() && i < 6; ++i) {
+      const SummaryWaitMetric& w = s.waits[i];
+      std::string where;
+      for (const auto& c : w.callpaths)
+        where += (where.empty() ? "" : ", ") + short_path(c.path, 30) + " " + seconds(c.seconds);
+      out += wrap("  " + pad(w.name, 22) + pad(seconds(w.seconds), 10, true) +
+                      pad(percent(w.share), 8, true) + "  ",
+                  "in " + where);
+    }
+  } else {
+    out += "\nWait states: none found\n";
+  }
+
+  const SummaryImpact& im = s.impact;
+  if (im.total > 0.0) {
+    out += "\nPerformance impact (" + std::to_string(s.ranks) + " ranks x " +
+           seconds(s.critical_path_length) + " = " + seconds(im.total) + ")\n";
+    out += "  " + pad("critical-path activities", 30) +
+           pad(seconds(im.critical_path_activities), 10, true) +
+           pad(percent(im.critical_path_activities / im.total), 9, true) + "\n";
+    out += "  " + pad("imbalance impact", 30) + pad(seconds(im.imbalance_impact), 10, true) +
+           pad(percent(im.imbalance_impact / im.total), 9, true) + "   intra-partition " +
+           seconds(im.intra_partition) + ", inter-partition " + seconds(im.inter_partition) +
+           "\n";
+    out += "  " + pad("non-critical-path activities", 30) +
+           pad(seconds(im.non_critical_path_activities), 10, true) +
+           pad(percent(im.non_critical_path_activities / im.total), 9, true) + "\n";
+  }
+
+  if (!s.findings.empty()) {
+    out += "\nFindings\n";
+    for (const std::string& f : s.findings) out += wrap("  * ", f);
+  }
+
+  if (!s.worst.empty()) {
+    out += "\nMost severe wait states (for a timeline viewer)\n";
+    out += "  " + pad("wait state", 22) + pad("call path", 34) + pad("rank", 6, true) +
+           pad("start", 14, true) + pad("duration", 12, true) + "\n";
+    for (const SummaryWaitInstance& w : s.worst)
+      out += "  " + pad(w.name, 22) + pad(short_path(w.path, 33), 34) +
+             pad(std::to_string(w.rank), 6, true) + pad(format("%.6f s", w.start), 14, true) +
+             pad(seconds(w.duration), 12, true) + "\n";
+  }
+  return out;
+}
+
+std::string summary_json(const Summary& s) {
+  std::string o = "{\n";
+  auto field = [&](const std::string& k, const std::string& v, bool last = false) {
+    o += "  " + json_string(k) + ": " + v + (last ? "\n" : ",\n");
+  };
+  field("schema", json_string("cpreplay-summary/1"));
+  field("trace", json_string(s.trace));
+  field("report", json_string(s.report));
+  field("ranks", std::to_string(s.ranks));
+  field("events", std::to_string(s.events));
+  field("wall_clock_s", json_number(s.wall_clock));
+  field("critical_path_length_s", json_number(s.critical_path_length));
+  field("allocation_time_s", json_number(s.allocation_time));
+  field("analysis_s", json_number(s.analysis_seconds));
+  field("clock_violations", "{\"point_to_point\": " + std::to_string(s.p2p_clock_violations) +
+                                ", \"collective\": " + std::to_string(s.coll_clock_violations) +
+                                "}");
+  std::string cps = "[";
+  for (std::size_t i = 0; i < s.callpaths.size(); ++i) {
+    const SummaryCallpath& c = s.callpaths[i];
+    cps += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(c.path) +
+           ", \"name\": " + json_string(c.name) +
+           ", \"critical_path_s\": " + json_number(c.critical_path) +
+           ", \"critical_path_share\": " + json_number(c.critical_path_share) +
+           ", \"imbalance_s\": " + json_number(c.imbalance) +
+           ", \"imbalance_share\": " + json_number(c.imbalance_share) +
+           ", \"imbalance_of_average\": " + json_number(c.imbalance_percent) +
+           ", \"profile_imbalance_s\": " + json_number(c.profile_imbalance) +
+           ", \"time_total_s\": " + json_number(c.time_total) +
+           ", \"time_average_s\": " + json_number(c.time_average) +
+           ", \"time_max_s\": " + json_number(c.time_max) + "}";
+  }
+  field("callpaths", cps + (s.callpaths.empty() ? "]" : "\n  ]"));
+  std::string ws = "[";
+  for (std::size_t i = 0; i < s.waits.size(); ++i) {
+    const SummaryWaitMetric& w = s.waits[i];
+    std::string where = "[";
+    for (std::size_t j = 0; j < w.callpaths.size(); ++j)
+      where += std::string(j ? ", " : "") + "{\"path\": " + json_string(w.callpaths[j].path) +
+               ", \"seconds\": " + json_number(w.callpaths[j].seconds) + "}";
+    ws += std::string(i ? "," : "") + "\n    {\"metric\": " + json_string(w.metric) +
+          ", \"name\": " + json_string(w.name) + ", \"seconds\": " + json_number(w.seconds) +
+          ", \"share\": " + json_number(w.share) + ", \"callpaths\": " + where + "]}";
+  }
+  field("wait_states", ws + (s.waits.empty() ? "]" : "\n  ]"));
+  const SummaryImpact& im = s.impact;
+  field("impact", "{\"total_s\": " + json_number(im.total) +
+                      ", \"critical_path_activities_s\": " +
+                      json_number(im.critical_path_activities) +
+                      ", \"imbalance_impact_s\": " + json_number(im.imbalance_impact) +
+                      ", \"intra_partition_s\": " + json_number(im.intra_partition) +
+                      ", \"inter_partition_s\": " + json_number(im.inter_partition) +
+                      ", \"non_critical_path_activities_s\": " +
+                      json_number(im.non_critical_path_activities) + "}");
+  std::string fs = "[";
+  for (std::size_t i = 0; i < s.findings.size(); ++i)
+    fs += std::string(i ? "," : "") + "\n    " + json_string(s.findings[i]);
+  field("findings", fs + (s.findings.empty() ? "]" : "\n  ]"));
+  std::string worst = "[";
+  for (std::size_t i = 0; i < s.worst.size(); ++i) {
+    const SummaryWaitInstance& w = s.worst[i];
+    worst += std::string(i ? "," : "") + "\n    {\"metric\": " + json_string(w.metric) +
+             ", \"name\": " + json_string(w.name) + ", \"path\": " + json_string(w.path) +
+             ", \"rank\": " + std::to_string(w.rank) + ", \"start_s\": " + json_number(w.start) +
+             ", \"duration_s\": " + json_number(w.duration) + "}";
+  }
+  field("worst_wait_states", worst + (s.worst.empty() ? "]" : "\n  ]"), true);
+  return o + "}\n";
+}
+
+void write_summary_json(const std::string& path, const Summary& summary) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) throw UsageError("cannot write JSON summary " + path + ": " + std::strerror(errno));
+  const std::string text = summary_json(summary);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int err = ok ? 0 : errno;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    throw UsageError("cannot write JSON summary " + path + ": " + std::strerror(err ? err : errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw UsageError("cannot write JSON summary " + path + ": " + std::strerror(e));
+  }
+}
+
+}  // namespace cpreplay::io
