@@ -39,7 +39,7 @@ std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
 }  // namespace
 
 void run(const Settings& settings, replay::World& world) {
-  replay::Progress progress(world, settings.quiet);
+  replay::Progress progress(world, settings.quiet || settings.count_ranks);
   const std::string output = settings.output.empty() ? default_output(settings.anchor)
                                                      : settings.output;
 
@@ -47,6 +47,10 @@ void run(const Settings& settings, replay::World& world) {
   progress.begin("definitions");
   Definitions defs;
   world.agree([&] { defs = io::read_definitions(settings.anchor); });
+  if (settings.count_ranks) {
+    if (world.rank() == 0) std::printf("%d\n", defs.ranks());
+    return;
+  }
   if (defs.ranks() != world.size())
     throw UsageError(settings.anchor + " has " + std::to_string(defs.ranks()) +
                      " MPI ranks but cpreplay runs on " + std::to_string(world.size()) +

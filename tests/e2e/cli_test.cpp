@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// End-to-end: the command-line surface (help, version, rank count for job scripts).
+#include <gtest/gtest.h>
+
+#include "tests/support/run_cpreplay.hpp"
+#include "tests/support/trace_writer.hpp"
+
+#ifndef CPREPLAY_EXE_PATH
+#define CPREPLAY_EXE_PATH ""
+#endif
+
+namespace cpreplay::testing {
+namespace {
+
+void small_trace(int ranks, const std::string& dir) {
+  TraceWriter w(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+    w.finalize(r, 0.2, 0.3);
+    w.leave(r, 0.3, "main");
+    w.program_end(r, 0.3);
+  }
+  w.write(dir);
+}
+
+TEST(Cli, Help_PrintsUsageOptionsAndExample) {
+  const RunResult r = run_cpreplay(1, {"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Usage: mpirun -np N cpreplay"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--output"), std::string::npos);
+  EXPECT_NE(r.out.find("Example:"), std::string::npos);
+}
+
+TEST(Cli, Version_PrintsName) {
+  const RunResult r = run_cpreplay(1, {"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("cpreplay ", 0), 0u) << r.out;
+}
+
+TEST(Cli, UnknownOption_ExitsTwoWithOneLine) {
+  const RunResult r = run_cpreplay(1, {"--no-such-option", "x.otf2"});
+  EXPECT_EQ(r.exit_code, 2);
+  // Our message is the first line and appears once; mpirun may add its own exit banner after it.
+  EXPECT_EQ(r.err.rfind("cpreplay: error: unrecognised option '--no-such-option'", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.err.find("cpreplay: error:"), r.err.rfind("cpreplay: error:")) << r.err;
+}
+
+TEST(Cli, CountRanks_PrintsTheTracesRankCount) {
+  TempDir dir;
+  small_trace(3, dir / "t");
+  // One process suffices: job scripts call it before they know how many to start.
+  const RunResult r = run_cpreplay(1, {"--count-ranks", dir / "t/traces.otf2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "3\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, DefaultOutput_IsNextToTheAnchor) {
+  TempDir dir;
+  small_trace(2, dir / "t");
+  const RunResult r = run_cpreplay(2, {"-q", dir / "t/traces.otf2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(file_exists(dir / "t/cpreplay.cubex"));
+  EXPECT_NE(r.out.find("report " + (dir / "t/cpreplay.cubex")), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace cpreplay::testing
