@@ -105,11 +105,21 @@ std::string summary_text(const Summary& s) {
          seconds(s.critical_path_length) + "   analysis " + seconds(s.analysis_seconds) + "\n";
   if (!s.report.empty()) out += "  report " + s.report + "\n";
   if (!s.json.empty()) out += "  json   " + s.json + "\n";
+  if (s.time_corrected)
+    out += wrap("  ", "time correction: moved " + std::to_string(s.corrected_events) +
+                          " events on " + std::to_string(s.corrected_ranks) +
+                          " ranks by at most " + seconds(s.max_correction) +
+                          (s.correction_consistent
+                               ? std::string(" (constant clock offsets; local intervals kept)")
+                               : std::string("; the clocks drift, constant offsets cannot "
+                                             "remove the violations")));
   if (s.p2p_clock_violations + s.coll_clock_violations > 0)
-    out += "  warning: " + std::to_string(s.p2p_clock_violations + s.coll_clock_violations) +
-           " clock-condition violations (" + std::to_string(s.p2p_clock_violations) +
-           " point-to-point, " + std::to_string(s.coll_clock_violations) +
-           " collective); waiting times near them are unreliable\n";
+    out += wrap("  warning: ",
+                std::to_string(s.p2p_clock_violations + s.coll_clock_violations) +
+                    " clock-condition violations (" + std::to_string(s.p2p_clock_violations) +
+                    " point-to-point, " + std::to_string(s.coll_clock_violations) +
+                    " collective); waiting times near them are unreliable" +
+                    (s.time_corrected ? "" : "; rerun with --time-correct"));
 
   out += "\nCritical path: where the runtime goes (top call paths)\n";
   out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
@@ -193,6 +203,12 @@ std::string summary_json(const Summary& s) {
   field("clock_violations", "{\"point_to_point\": " + std::to_string(s.p2p_clock_violations) +
                                 ", \"collective\": " + std::to_string(s.coll_clock_violations) +
                                 "}");
+  field("time_correction",
+        std::string("{\"applied\": ") + (s.time_corrected ? "true" : "false") +
+            ", \"moved_events\": " + std::to_string(s.corrected_events) +
+            ", \"moved_ranks\": " + std::to_string(s.corrected_ranks) +
+            ", \"max_shift_s\": " + json_number(s.max_correction) +
+            ", \"consistent\": " + (s.correction_consistent ? "true" : "false") + "}");
   std::string cps = "[";
   for (std::size_t i = 0; i < s.callpaths.size(); ++i) {
     const SummaryCallpath& c = s.callpaths[i];

@@ -27,6 +27,9 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("quiet,q", po::bool_switch(&s.quiet), "no progress output (the summary is still printed)")
       ("verbose,v", po::bool_switch(&s.verbose), "more detail in progress output")
       ("read-only", po::bool_switch(&s.read_only), "only decode the events (benchmark floor)")
+      ("time-correct", po::bool_switch(&s.time_correct),
+       "shift each rank's clock so that no message is received before it was sent and no "
+       "collective is left before it was entered")
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
       ("window", po::value(&s.window)->default_value(4096),

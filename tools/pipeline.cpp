@@ -10,6 +10,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
+#include "replay/clock_correction.hpp"
 #include "replay/collectives.hpp"
 #include "replay/messages.hpp"
 #include "cpreplay/error.hpp"
@@ -98,6 +99,15 @@ void run(const Settings& settings, replay::World& world) {
   world.agree([&] {
     collectives = replay::reduce_collectives(world, defs, trace, settings.window);
   });
+  replay::ClockCorrection correction;
+  if (settings.time_correct) {
+    correction = replay::correct_clocks(world, defs, trace, messages, collectives);
+    // The matching is unchanged; the timings the passes read are re-collected.
+    world.agree([&] { messages = replay::match_messages(world, defs, trace); });
+    world.agree([&] {
+      collectives = replay::reduce_collectives(world, defs, trace, settings.window);
+    });
+  }
   const analysis::WaitStateResult waits =
       analysis::wait_state_pass(defs, trace, messages, collectives, sev);
   progress.end(std::to_string(sum_over_ranks(world, messages.recv_events.size())) +
@@ -131,11 +141,25 @@ void run(const Settings& settings, replay::World& world) {
   summary.report = output;
   summary.json = settings.json;
   summary.analysis_seconds = progress.seconds_since_start();
+  summary.time_corrected = settings.time_correct;
+  summary.corrected_events = correction.moved_events;
+  summary.corrected_ranks = correction.moved_ranks;
+  summary.max_correction = correction.max_shift;
+  summary.correction_consistent = correction.consistent;
   world.agree([&] {
     if (world.rank() == 0 && !settings.json.empty())
       io::write_summary_json(settings.json, summary);
   });
   if (world.rank() == 0) {
+    const std::uint64_t violations = summary.p2p_clock_violations + summary.coll_clock_violations;
+    if (violations > 0)
+      std::fprintf(stderr,
+                   "cpreplay: warning: %llu clock-condition violations (%llu point-to-point, %llu "
+                   "collective)%s\n",
+                   static_cast<unsigned long long>(violations),
+                   static_cast<unsigned long long>(summary.p2p_clock_violations),
+                   static_cast<unsigned long long>(summary.coll_clock_violations),
+                   settings.time_correct ? "" : "; rerun with --time-correct");
     std::fputs(io::summary_text(summary).c_str(), stdout);
     std::fflush(stdout);
   }

@@ -67,6 +67,11 @@ struct Summary {
   double analysis_seconds = 0.0;
   std::uint64_t p2p_clock_violations = 0;
   std::uint64_t coll_clock_violations = 0;
+  bool time_corrected = false;          ///< --time-correct was given
+  std::uint64_t corrected_events = 0;   ///< events whose timestamp moved
+  int corrected_ranks = 0;              ///< ranks whose clock was shifted
+  double max_correction = 0.0;          ///< largest shift, seconds
+  bool correction_consistent = true;    ///< false: constant offsets could not remove them all
   std::vector<SummaryCallpath> callpaths;  ///< by critical-path time, largest first
   std::vector<SummaryWaitMetric> waits;    ///< largest first, only those > 0
   SummaryImpact impact;

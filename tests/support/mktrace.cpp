@@ -473,7 +473,7 @@ const std::vector<Scenario>& scenarios() {
 int usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "cpreplay-mktrace: " << problem << "\n";
   std::cerr << "usage: cpreplay-mktrace {example|late-sender|collectives|nonblocking} OUTDIR "
-               "[--ranks P (default 4)] [--iters N (default 10)]\n";
+               "[--ranks P (default 4)] [--iters N (default 10)] [--skew RANK:NS]\n";
   return 2;
 }
 
@@ -495,9 +495,23 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   int ranks = 4;
   int iters = 10;
+  int skew_rank = -1;
+  long skew_ns = 0;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    if (arg == "--ranks" || arg == "--iters") {
+    if (arg == "--skew") {
+      // RANK:NS shifts one rank's clock, like simtrace.py --skew (clock-condition violations).
+      if (a + 1 >= argc) return usage("--skew needs RANK:NS");
+      const std::string v = argv[++a];
+      const auto colon = v.find(':');
+      if (colon == std::string::npos || !parse_int(v.substr(0, colon), 0, 4095, skew_rank))
+        return usage("invalid value for --skew: " + v);
+      try {
+        skew_ns = std::stol(v.substr(colon + 1));
+      } catch (const std::exception&) {
+        return usage("invalid value for --skew: " + v);
+      }
+    } else if (arg == "--ranks" || arg == "--iters") {
       if (a + 1 >= argc) return usage(arg + " needs a value");
       int& target = arg == "--ranks" ? ranks : iters;
       if (!parse_int(argv[++a], 1, arg == "--ranks" ? 4096 : 1'000'000, target)) {
@@ -522,6 +536,10 @@ int main(int argc, char** argv) {
     TraceWriter writer(ranks);
     std::vector<Program> progs = it->make(ranks, iters);
     Simulator(progs, writer).run();
+    if (skew_rank >= 0) {
+      if (skew_rank >= ranks) return usage("--skew names a rank the trace does not have");
+      writer.set_clock_skew(skew_rank, static_cast<double>(skew_ns) * 1e-9);
+    }
     writer.write(outdir);
     std::printf("%s: %d ranks, %zu events -> %s/traces.otf2\n", it->name, ranks,
                 writer.total_events(), outdir.c_str());

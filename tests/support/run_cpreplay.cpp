@@ -94,6 +94,15 @@ RunResult run_cpreplay(int np, const std::vector<std::string>& args, int timeout
   return run_command(argv, timeout_seconds);
 }
 
+RunResult run_mktrace(const std::vector<std::string>& args) {
+#ifndef CPREPLAY_MKTRACE
+#define CPREPLAY_MKTRACE "cpreplay-mktrace"
+#endif
+  std::vector<std::string> argv = {CPREPLAY_MKTRACE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, 120);
+}
+
 TempDir::TempDir() {
   char tmpl[] = "/tmp/cpreplay-test-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");

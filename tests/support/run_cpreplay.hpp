@@ -19,6 +19,9 @@ struct RunResult {
 /// and exit_code is 124).
 RunResult run_cpreplay(int np, const std::vector<std::string>& args, int timeout_seconds = 120);
 
+/// Runs `cpreplay-mktrace ARGS...` (the project's scenario trace generator).
+RunResult run_mktrace(const std::vector<std::string>& args);
+
 /// Any command, same capture and timeout rules.
 RunResult run_command(const std::vector<std::string>& argv, int timeout_seconds = 120);
 

@@ -459,6 +459,18 @@ std::size_t TraceWriter::total_events() const {
   return n;
 }
 
+void TraceWriter::set_clock_skew(int r, double seconds) {
+  check_rank(r, "set_clock_skew");
+  skew_.resize(static_cast<std::size_t>(ranks_), 0);
+  skew_[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(std::llround(seconds * kTicksPerSecond));
+}
+
+void TraceWriter::set_truncation(int r, double fraction) {
+  check_rank(r, "set_truncation");
+  keep_fraction_.resize(static_cast<std::size_t>(ranks_), 1.0);
+  keep_fraction_[static_cast<std::size_t>(r)] = std::min(1.0, std::max(0.0, fraction));
+}
+
 void TraceWriter::write(const std::string& dir_arg) const {
   namespace fs = std::filesystem;
   const fs::path path = checked_output_dir(dir_arg);
@@ -503,7 +515,15 @@ void TraceWriter::write(const std::string& dir_arg) const {
       if (w == nullptr) fail(dir + ": OTF2_Archive_GetEvtWriter for " + where + " failed");
       if (thread == 0) {
         std::size_t index = 0;
-        for (const Event& e : events_[static_cast<std::size_t>(r)]) {
+        const auto& list = events_[static_cast<std::size_t>(r)];
+        const std::size_t keep =
+            keep_fraction_.empty()
+                ? list.size()
+                : static_cast<std::size_t>(static_cast<double>(list.size()) *
+                                           keep_fraction_[static_cast<std::size_t>(r)]);
+        for (std::size_t k = 0; k < keep; ++k) {
+          Event e = list[k];
+          if (!skew_.empty()) e.time += skew_[static_cast<std::size_t>(r)];
           const std::string what = where + ", event " + std::to_string(index++);
           first = std::min(first, e.time);
           last = std::max(last, e.time);

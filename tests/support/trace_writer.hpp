@@ -75,6 +75,10 @@ class TraceWriter {
   void set_threads_per_process(int n);
   /// Arguments recorded in every ProgramBegin (program name = executable).
   void set_program_arguments(std::vector<std::string> args);
+  /// A badly synchronized clock: every timestamp of rank r is written `seconds` later.
+  void set_clock_skew(int r, double seconds);
+  /// A rank that died mid-run: only the first `fraction` of rank r's events are written.
+  void set_truncation(int r, double fraction);
 
   // ---- low-level events on rank r (time order per rank; peers and roots are comm-local) ----
   void program_begin(int r, double t);
@@ -182,6 +186,8 @@ class TraceWriter {
   std::vector<Comm> comms_;           // index = comm ref
   std::vector<std::vector<Event>> events_;  // per rank (master thread)
   bool has_metric_ = false;
+  std::vector<std::int64_t> skew_;      // ticks added per rank at write time
+  std::vector<double> keep_fraction_;   // events kept per rank at write time
 };
 
 }  // namespace cpreplay::testing

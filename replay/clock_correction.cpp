@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Constant-offset clock correction by a difference-constraint system (Bellman-Ford).
+#include "replay/clock_correction.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace cpreplay::replay {
+namespace {
+
+struct Edge {
+  std::int64_t src;     ///< the rank whose event must come first
+  std::int64_t weight;  ///< t_dst - t_src in ticks: o_src - o_dst <= weight
+};
+
+std::int64_t diff(Ticks later, Ticks earlier) {
+  return static_cast<std::int64_t>(later - earlier);
+}
+
+}  // namespace
+
+ClockCorrection correct_clocks(const World& world, const Definitions& defs, LocalTrace& trace,
+                               const MessageTable& messages,
+                               const CollectiveTable& collectives) {
+  const Rank me = world.rank();
+  // Tightest constraint per source rank (the destination is always this rank).
+  std::map<std::int64_t, std::int64_t> tightest;
+  auto add = [&](Rank src, Ticks src_time, Ticks my_time) {
+    if (src == me) return;
+    const std::int64_t w = diff(my_time, src_time);
+    auto [it, fresh] = tightest.emplace(src, w);
+    if (!fresh) it->second = std::min(it->second, w);
+  };
+  for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
+    add(messages.sends[m].rank, messages.sends[m].time, trace.time[messages.recv_events[m]]);
+  for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
+    const CollInstance& inst = collectives.instances[i];
+    const CollTiming& t = collectives.timing[i];
+    if (t.comm_size <= 1) continue;
+    const Ticks end = trace.time[inst.end];
+    switch (inst.kind) {
+      case CollKind::Barrier: case CollKind::NxN: case CollKind::Init: case CollKind::Finalize:
+        add(t.latest_rank, t.latest_begin, end);
+        break;
+      case CollKind::OneToN:
+        if (t.root_sent > 0) add(t.root, t.root_begin, end);
+        break;
+      case CollKind::NToOne:
+        if (t.has_sender && me == t.root) add(t.latest_sender, t.latest_sender_begin, end);
+        break;
+      default:
+        break;
+    }
+  }
+
+  // Gather (src, dst, weight) triples on rank 0.
+  std::vector<std::int64_t> mine;
+  for (const auto& [src, w] : tightest) {
+    mine.push_back(src);
+    mine.push_back(me);
+    mine.push_back(w);
+  }
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(world.size());
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.comm());
+  std::vector<int> displs(world.size(), 0);
+  int total = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    displs[r] = total;
+    total += world.rank() == 0 ? counts[r] : 0;
+  }
+  std::vector<std::int64_t> all(world.rank() == 0 ? total : 0);
+  MPI_Gatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
+              MPI_INT64_T, 0, world.comm());
+
+  // Bellman-Ford with a virtual source (all offsets <= 0): o_src <= o_dst + weight.
+  std::vector<std::int64_t> offset(world.size(), 0);
+  std::int64_t consistent = 1;
+  if (world.rank() == 0) {
+    bool changed = true;
+    for (int pass = 0; pass <= world.size() && changed; ++pass) {
+      changed = false;
+      for (std::size_t k = 0; k + 2 < all.size(); k += 3) {
+        const std::int64_t src = all[k], dst = all[k + 1], w = all[k + 2];
+        if (offset[dst] + w < offset[src]) {
+          offset[src] = offset[dst] + w;
+          changed = true;
+        }
+      }
+      if (changed && pass == world.size()) consistent = 0;
+    }
+    if (!consistent) std::fill(offset.begin(), offset.end(), 0);
+  }
+  offset.push_back(consistent);
+  MPI_Bcast(offset.data(), static_cast<int>(offset.size()), MPI_INT64_T, 0, world.comm());
+
+  ClockCorrection result;
+  result.consistent = offset.back() != 0;
+  result.offset = offset[me];
+  for (Ticks& t : trace.time) t = static_cast<Ticks>(static_cast<std::int64_t>(t) + result.offset);
+  std::uint64_t moved = result.offset != 0 ? trace.size() : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UINT64_T, MPI_SUM, world.comm());
+  result.moved_events = moved;
+  std::int64_t most = 0;
+  for (int r = 0; r < world.size(); ++r) {
+    most = std::max(most, -offset[r]);
+    if (offset[r] != 0) ++result.moved_ranks;
+  }
+  result.max_shift = static_cast<double>(most) / static_cast<double>(defs.clock.ticks_per_second);
+  return result;
+}
+
+}  // namespace cpreplay::replay
