@@ -2,6 +2,8 @@
 // The stage list of cpreplay: load, preprocess, forward, backward, reduce, write.
 #include "tools/pipeline.hpp"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -29,6 +31,13 @@ std::string default_output(const std::string& anchor) {
   const auto slash = anchor.find_last_of('/');
   return (slash == std::string::npos ? std::string() : anchor.substr(0, slash + 1)) +
          "cpreplay.cubex";
+}
+
+/// Peak resident memory of this process in bytes.
+std::uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 }
 
 std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
@@ -69,6 +78,11 @@ void run(const Settings& settings, replay::World& world) {
     std::uint64_t n = 0;
     world.agree([&] { n = io::decode_events_only(settings.anchor, defs, world.rank()); });
     progress.end(std::to_string(sum_over_ranks(world, n)) + " events (read-only)");
+    std::uint64_t peak = peak_rss_bytes(), max_peak = 0;
+    MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
+    if (settings.verbose && world.rank() == 0)
+      std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max)\n",
+                   static_cast<double>(max_peak) / 1e6);
     return;
   }
 
@@ -150,6 +164,17 @@ void run(const Settings& settings, replay::World& world) {
     if (world.rank() == 0 && !settings.json.empty())
       io::write_summary_json(settings.json, summary);
   });
+  // For benchmarks: the largest per-rank peak and what it means per event.
+  std::uint64_t peak = peak_rss_bytes(), max_peak = 0, max_events = 0;
+  const std::uint64_t mine = trace.size();
+  MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
+  MPI_Reduce(&mine, &max_events, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
+  if (settings.verbose && world.rank() == 0)
+    std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max), %.1f bytes/event, "
+                         "%llu events on the largest rank\n",
+                 static_cast<double>(max_peak) / 1e6,
+                 max_events ? static_cast<double>(max_peak) / static_cast<double>(max_events) : 0.0,
+                 static_cast<unsigned long long>(max_events));
   if (world.rank() == 0) {
     const std::uint64_t violations = summary.p2p_clock_violations + summary.coll_clock_violations;
     if (violations > 0)

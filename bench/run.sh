@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Benchmarks cpreplay: per-phase times, events/s, bytes/event and peak memory per rank, plus the
+# decode-only floor (--read-only). Prints one table; nothing here is asserted by the test suite.
+#
+# usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K]
+#   default: the issue's reference trace, simtrace.py stencil --ranks 4 --iters 50000 --seed 11
+#   (5,680,032 events; generated once into /tmp/cpreplay-bench/, needs Debian's python3-otf2;
+#   without it the project's own cpreplay-mktrace nonblocking scenario is used instead).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+ranks=4 iters=50000 trace="" build="$here/build" repeat=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --trace) trace=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K]" >&2; exit 2 ;;
+  esac
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cpreplay="$build/cpreplay"
+[ -x "$cpreplay" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
+
+if [ -z "$trace" ]; then
+  dir="/tmp/cpreplay-bench/stencil-r$ranks-i$iters"
+  if [ ! -f "$dir/traces.otf2" ]; then
+    if /usr/bin/python3 -c "import otf2" 2>/dev/null; then
+      /usr/bin/python3 "$here/../shared/tools/simtrace.py" stencil "$dir" --ranks "$ranks" \
+        --iters "$iters" --seed 11 >&2
+    else
+      "$build/tests/cpreplay-mktrace" nonblocking "$dir" --ranks "$ranks" --iters "$iters" >&2
+    fi
+  fi
+  trace="$dir/traces.otf2"
+fi
+np=$("$cpreplay" --count-ranks "$trace")
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+run() {  # run LABEL ARGS... -> best-of-$repeat wall time; phase lines of the best run kept
+  local label=$1; shift
+  local best=""
+  for _ in $(seq "$repeat"); do
+    /usr/bin/time -f "%e %M" -o "$out/time" mpirun --oversubscribe -np "$np" "$cpreplay" -v "$@" \
+      >"$out/stdout" 2>"$out/stderr" || { cat "$out/stderr" >&2; exit 1; }
+    local wall; wall=$(cut -d' ' -f1 "$out/time")
+    if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then
+      best=$wall; cp "$out/stderr" "$out/$label.stderr"
+    fi
+  done
+  echo "$best"
+}
+
+full=$(run full -o "$out/r.cubex" "$trace")
+floor=$(run floor --read-only "$trace")
+events=$(sed -n "s/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9][0-9]*\) events.*/\1/p" "$out/full.stderr" | head -n 1)
+phase() { sed -n "s/^cpreplay: $1 *\.\.\. \([0-9.]*\) s.*/\1/p" "$out/full.stderr" | head -n 1; }
+mem_line=$(grep "peak memory per rank" "$out/full.stderr" || true)
+peak_mb=$(echo "$mem_line" | sed -n 's/.*rank \([0-9.]*\) MB.*/\1/p')
+bpe=$(echo "$mem_line" | sed -n 's/.*, \([0-9.]*\) bytes\/event.*/\1/p')
+floor_mb=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/floor.stderr")
+
+printf 'trace            %s\n' "$trace"
+printf 'ranks            %s (mpirun --oversubscribe on %s cores)\n' "$np" "$(nproc)"
+printf 'events           %s\n' "$events"
+printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  report %s\n' \
+  "$(phase definitions)" "$(phase events)" "$(phase preprocess)" "$(phase forward)" \
+  "$(phase backward)" "$(phase report)"
+printf 'wall (s)         %s full analysis, %s decode only (--read-only), best of %s\n' \
+  "$full" "$floor" "$repeat"
+printf 'events/s         %s\n' "$(awk "BEGIN{printf \"%.3g\", $events / $full}")"
+printf 'peak per rank    %s MB (%s bytes/event on the largest rank); decode only %s MB\n' \
+  "$peak_mb" "$bpe" "$floor_mb"
