@@ -28,27 +28,6 @@ std::int64_t cut_of(const LocalTrace& trace, EventIdx e) {
 
 }  // namespace
 
-void segment_credits(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
-                     std::vector<double>& credit, std::vector<std::uint32_t>& target) {
-  credit.assign(trace.size(), 0.0);
-  target.assign(trace.size(), UINT32_MAX);
-  std::int64_t last = -1;
-  for (EventIdx i = 0; i < trace.size(); ++i) {
-    const EventKind k = trace.kind[i];
-    if (k != EventKind::Enter && k != EventKind::Leave) continue;
-    if (last >= 0) {
-      credit[i] = defs.clock.span(trace.time[last], trace.time[i]);
-      if (k == EventKind::Leave) {
-        target[i] = trace.callpath[i];
-      } else {
-        const CallpathId parent = tree.node(CallpathId{trace.callpath[i]}).parent;
-        if (parent.valid()) target[i] = parent.value;
-      }
-    }
-    last = i;
-  }
-}
-
 CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
                                       const CallTree& tree, const LocalTrace& trace,
                                       const WaitStateResult& waits,
@@ -88,22 +67,44 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   result.runtime.assign(tree.size(), 0.0);
   result.waits.assign(tree.size(), 0.0);
   result.owned_segments = intervals.size();
-  std::vector<double> credit;
-  std::vector<std::uint32_t> target;
-  segment_credits(defs, tree, trace, credit, target);
-  for (EventIdx i = 0; i < trace.size(); ++i)
-    if (target[i] != UINT32_MAX) result.runtime[target[i]] += credit[i];
   for (const WaitState& w : waits.waits) result.waits[w.callpath] += w.wait;
 
+  // Segment credits are computed on the fly (no per-event arrays): an Enter/Leave event i
+  // credits t_i - t_prev to its target, prev being the Enter/Leave before it.
+  auto target_of = [&](EventIdx i) -> std::uint32_t {
+    if (trace.kind[i] == EventKind::Leave) return trace.callpath[i];
+    const CallpathId parent = tree.node(CallpathId{trace.callpath[i]}).parent;
+    return parent.valid() ? parent.value : UINT32_MAX;
+  };
+  auto is_el = [&](std::int64_t i) {
+    return trace.kind[i] == EventKind::Enter || trace.kind[i] == EventKind::Leave;
+  };
+  // Adds the credits of the Enter/Leave events in (from, to] to `cp`, returns those at `at`.
+  auto accumulate = [&](std::int64_t from, std::int64_t to, std::vector<double>& out,
+                        std::uint32_t at) {
+    double at_sum = 0.0;
+    std::int64_t prev = from;  // the cut itself is an Enter/Leave event (or -1)
+    while (prev >= 0 && !is_el(prev)) --prev;
+    for (std::int64_t i = from + 1; i <= to; ++i) {
+      if (!is_el(i)) continue;
+      if (prev >= 0) {
+        const std::uint32_t target = target_of(static_cast<EventIdx>(i));
+        if (target != UINT32_MAX) {
+          const double credit = defs.clock.span(trace.time[prev], trace.time[i]);
+          out[target] += credit;
+          if (target == at) at_sum += credit;
+        }
+      }
+      prev = i;
+    }
+    return at_sum;
+  };
+  if (trace.size() > 0)
+    accumulate(-1, static_cast<std::int64_t>(trace.size()) - 1, result.runtime, UINT32_MAX);
   for (const Interval& iv : intervals) {
     const std::int64_t from = iv.from == kNoEvent ? -1 : cut_of(trace, iv.from);
     const std::int64_t to = cut_of(trace, iv.to);
-    double at_x = 0.0;
-    for (std::int64_t i = from + 1; i <= to; ++i) {
-      if (target[i] == UINT32_MAX) continue;
-      result.cp[target[i]] += credit[i];
-      if (target[i] == iv.callpath) at_x += credit[i];
-    }
+    const double at_x = accumulate(from, to, result.cp, iv.callpath);
     if (iv.callpath != UINT32_MAX) result.cp[iv.callpath] -= std::min(iv.wait, at_x);
   }
   return result;

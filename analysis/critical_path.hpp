@@ -29,9 +29,4 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
                                       const WaitStateResult& waits,
                                       const replay::CollectiveTable& collectives);
 
-/// The §7.2 segment credits of one rank in serial form, for tests: credit[i] is what the
-/// Enter/Leave event i adds, to callpath target[i] (UINT32_MAX: nothing).
-void segment_credits(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
-                     std::vector<double>& credit, std::vector<std::uint32_t>& target);
-
 }  // namespace cpreplay::analysis
