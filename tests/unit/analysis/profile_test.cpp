@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Unit tests of the communication-free pass on in-memory traces (no files, no MPI).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "analysis/metric_table.hpp"
+#include "analysis/profile.hpp"
+
+namespace cpreplay::analysis {
+namespace {
+
+/// A one-rank in-memory trace: regions by name, Enter/Leave at integer seconds.
+class Builder {
+ public:
+  Builder() {
+    defs_.clock.ticks_per_second = 1;
+    for (const auto& [name, file, role, paradigm] :
+         std::vector<std::tuple<std::string, std::string, RegionRole, Paradigm>>{
+             {"prog", "", RegionRole::Artificial, Paradigm::Measurement},
+             {"main", "a.c", RegionRole::Function, Paradigm::Compiler},
+             {"work", "a.c", RegionRole::Function, Paradigm::Compiler},
+             {"MPI_Send", "MPI", RegionRole::Point2Point, Paradigm::Mpi},
+             {"MPI_Barrier", "MPI", RegionRole::Barrier, Paradigm::Mpi},
+             {"MPI_Init", "MPI", RegionRole::Function, Paradigm::Mpi},
+             {"TRACE BUFFER FLUSH", "", RegionRole::Artificial, Paradigm::Measurement}}) {
+      Region r;
+      r.name = name;
+      r.file = file;
+      r.role = role;
+      r.paradigm = paradigm;
+      r.mpi_class = classify_mpi_region(file, name);
+      defs_.regions.push_back(r);
+    }
+  }
+  RegionId id(const std::string& name) const {
+    for (std::uint32_t i = 0; i < defs_.regions.size(); ++i)
+      if (defs_.regions[i].name == name) return RegionId{i};
+    throw std::logic_error(name);
+  }
+  void enter(Ticks t, const std::string& name) {
+    const CallpathId parent = stack_.empty() ? CallpathId{} : paths_.back();
+    const CallpathId cp = tree_.find_or_add(parent, id(name));
+    trace_.push(EventKind::Enter, t, id(name).value);
+    trace_.callpath.push_back(cp.value);
+    trace_.link.push_back(kNoEvent);
+    stack_.push_back(static_cast<EventIdx>(trace_.size() - 1));
+    paths_.push_back(cp);
+  }
+  void leave(Ticks t) {
+    const EventIdx e = stack_.back();
+    trace_.push(EventKind::Leave, t, trace_.ref[e]);
+    trace_.callpath.push_back(paths_.back().value);
+    trace_.link.push_back(e);
+    trace_.link[e] = static_cast<EventIdx>(trace_.size() - 1);
+    stack_.pop_back();
+    paths_.pop_back();
+  }
+  void send(Ticks t, std::uint64_t bytes) {
+    P2pRecord rec;
+    rec.bytes = bytes;
+    rec.call = stack_.back();
+    trace_.p2p.push_back(rec);
+    trace_.push(EventKind::Send, t, static_cast<std::uint32_t>(trace_.p2p.size() - 1));
+    trace_.callpath.push_back(paths_.back().value);
+    trace_.link.push_back(kNoEvent);
+  }
+  std::uint32_t path(const std::vector<std::string>& names) {
+    CallpathId cp;
+    for (const auto& n : names) cp = tree_.find_or_add(cp, id(n));
+    return cp.value;
+  }
+  Definitions defs_;
+  CallTree tree_;
+  LocalTrace trace_;
+  std::vector<EventIdx> stack_;
+  std::vector<CallpathId> paths_;
+};
+
+// prog [0,10] > main [1,9] > {work [2,5] > MPI_Send [3,4] (64 B), work [5,7], MPI_Barrier [7,8]}
+TEST(ProfilePass, NestedRegions_ExclusiveTimeVisitsAndBreakdown) {
+  Builder b;
+  b.enter(0, "prog");
+  b.enter(1, "main");
+  b.enter(2, "work");
+  b.enter(3, "MPI_Send");
+  b.send(3, 64);
+  b.leave(4);
+  b.leave(5);
+  b.enter(5, "work");
+  b.leave(7);
+  b.enter(7, "MPI_Barrier");
+  b.leave(8);
+  b.leave(9);
+  b.leave(10);
+  Severity sev(b.tree_.size());
+  profile_pass(b.defs_, b.tree_, b.trace_, sev);
+  const auto prog = b.path({"prog"}), main = b.path({"prog", "main"}),
+             work = b.path({"prog", "main", "work"}),
+             send = b.path({"prog", "main", "work", "MPI_Send"}),
+             barrier = b.path({"prog", "main", "MPI_Barrier"});
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Time, prog), 2.0);     // [0,1] + [9,10]
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Time, main), 2.0);     // [1,2] + [8,9]
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Time, work), 4.0);     // 3 - 1 + 2
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Time, send), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Time, barrier), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Visits, work), 2.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Visits, send), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Comp, work), 4.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Mpi, send), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::MpiPoint2point, send), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::MpiSyncCollective, barrier), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Comp, barrier), 0.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::CommsSend, send), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::BytesSent, send), 64.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::SyncsSend, send), 0.0);
+
+  // Inclusive along the call tree, as the report stores `time`.
+  const auto incl = inclusive_along_call_tree(b.tree_, sev.row(Metric::Time));
+  EXPECT_DOUBLE_EQ(incl[prog], 10.0);
+  EXPECT_DOUBLE_EQ(incl[main], 8.0);
+  EXPECT_DOUBLE_EQ(incl[work], 5.0);
+}
+
+TEST(ProfilePass, TraceBufferFlush_IsOverheadNotExecution) {
+  Builder b;
+  b.enter(0, "prog");
+  b.enter(1, "TRACE BUFFER FLUSH");
+  b.leave(3);
+  b.leave(4);
+  Severity sev(b.tree_.size());
+  profile_pass(b.defs_, b.tree_, b.trace_, sev);
+  const auto flush = b.path({"prog", "TRACE BUFFER FLUSH"});
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Overhead, flush), 2.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Execution, flush), 0.0);
+}
+
+TEST(MetricTree, SumChildren_ParentsHoldTheirFullAmount) {
+  Severity sev(2);
+  sev.at(Metric::SyncsSend, 1) = 2;
+  sev.at(Metric::SyncsRecv, 1) = 3;
+  sev.at(Metric::SyncsColl, 0) = 4;
+  sev.at(Metric::BytesSent, 1) = 100;
+  sev.at(Metric::BytesCin, 1) = 5;
+  finalize_metric_tree(sev);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::SyncsP2p, 1), 5.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Syncs, 1), 5.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Syncs, 0), 4.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::Bytes, 1), 105.0);
+}
+
+TEST(MetricTable, ParentsPrecedeChildrenAndNamesAreUnique) {
+  const auto& table = metric_table();
+  ASSERT_EQ(table.size(), kMetricCount);
+  std::set<std::string> seen;
+  for (const auto& m : table) {
+    EXPECT_TRUE(seen.insert(m.uniq_name).second) << m.uniq_name;
+    if (m.parent != Metric::Count) EXPECT_TRUE(seen.count(metric_info(m.parent).uniq_name));
+  }
+  EXPECT_STREQ(metric_info(Metric::MpiLatesenderWo).uniq_name, "mpi_latesender_wo");
+  EXPECT_EQ(metric_info(Metric::MpiLatesenderWo).parent, Metric::MpiLatesender);
+  EXPECT_EQ(metric_info(Metric::CriticalPathImbalance).parent, Metric::CriticalPath);
+  EXPECT_TRUE(metric_info(Metric::Time).inclusive);
+  EXPECT_FALSE(metric_info(Metric::Visits).inclusive);
+}
+
+}  // namespace
+}  // namespace cpreplay::analysis
