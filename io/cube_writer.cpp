@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -14,6 +15,29 @@
 
 namespace cpreplay::io {
 namespace {
+
+// Temporary files of the writers alive in this process, in plain static storage that a signal
+// handler may read (remove_unfinished_reports). Rank 0 has at most two writers at a time.
+constexpr int kMaxPending = 4;
+constexpr std::size_t kMaxPendingPath = 4096;
+char g_pending_path[kMaxPending][kMaxPendingPath];
+volatile std::sig_atomic_t g_pending_used[kMaxPending];
+
+int register_pending(const std::string& path) {
+  if (path.size() >= kMaxPendingPath) return -1;
+  for (int i = 0; i < kMaxPending; ++i) {
+    if (g_pending_used[i]) continue;
+    std::memcpy(g_pending_path[i], path.c_str(), path.size() + 1);
+    g_pending_used[i] = 1;
+    return i;
+  }
+  return -1;
+}
+
+void unregister_pending(int& slot) {
+  if (slot >= 0) g_pending_used[slot] = 0;
+  slot = -1;
+}
 
 constexpr std::size_t kTarBlock = 512;
 constexpr char kIndexMarker[] = "CUBEX.INDEX";  // 11 bytes, no terminator in the file
@@ -230,6 +254,7 @@ CubeWriter::CubeWriter(std::string path, CubeReportDef def)
   if (file_ == nullptr) {
     throw UsageError("cannot write report " + path_ + ": " + std::strerror(errno));
   }
+  pending_slot_ = register_pending(tmp_path_);
 }
 
 CubeWriter::~CubeWriter() {
@@ -238,6 +263,7 @@ CubeWriter::~CubeWriter() {
     file_ = nullptr;
   }
   if (!committed_) std::remove(tmp_path_.c_str());
+  unregister_pending(pending_slot_);
 }
 
 void CubeWriter::fail(int err) {
@@ -246,6 +272,7 @@ void CubeWriter::fail(int err) {
     file_ = nullptr;
   }
   std::remove(tmp_path_.c_str());
+  unregister_pending(pending_slot_);
   const char* reason = err != 0 ? std::strerror(err) : "write failed";
   throw UsageError("cannot write report " + path_ + ": " + reason);
 }
@@ -342,6 +369,12 @@ void CubeWriter::commit() {
   if (std::fclose(file) != 0) fail(errno);
   if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) fail(errno);
   committed_ = true;
+  unregister_pending(pending_slot_);
+}
+
+void remove_unfinished_reports() noexcept {
+  for (int i = 0; i < kMaxPending; ++i)
+    if (g_pending_used[i]) ::unlink(g_pending_path[i]);
 }
 
 std::string CubeWriter::anchor_xml() const {

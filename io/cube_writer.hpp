@@ -100,11 +100,17 @@ class CubeWriter {
 
   std::string path_;
   std::string tmp_path_;
+  int pending_slot_ = -1;  ///< registration for remove_unfinished_reports(), or -1
   CubeReportDef def_;
   std::FILE* file_ = nullptr;
   bool committed_ = false;
   std::vector<bool> has_data_;  ///< per metric: add_metric_data() already called
 };
+
+/// Removes the temporary files of all reports still being written in this process. For the
+/// signal handlers of tools/ (mpirun ends the surviving ranks with SIGTERM when one rank dies):
+/// async-signal-safe, it only calls unlink(2).
+void remove_unfinished_reports() noexcept;
 
 /// Positions of cnodes in Cube's enumeration for a metric (cube-format.md "N.index"):
 /// result[k] = cnode index at position k. Exclusive: depth-first preorder; inclusive: root,

@@ -4,6 +4,7 @@
 
 #include <otf2/otf2.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -346,7 +347,8 @@ struct EventState {
   }
 
   void enter(Ticks t, RegionId region) {
-    if (region.value >= defs->regions.size()) fail("Enter of undefined region");
+    if (region.value >= defs->regions.size())
+      fail("Enter of undefined region " + std::to_string(region.value));
     const CallpathId parent = open_paths.empty() ? CallpathId{} : open_paths.back();
     const CallpathId cp = tree->find_or_add(parent, region);
     const EventIdx i = add(EventKind::Enter, t, region.value);
@@ -356,6 +358,9 @@ struct EventState {
   }
 
   void leave(Ticks t, RegionId region) {
+    // Found by tests/fuzz: a Leave naming an undefined region read past the region table.
+    if (region.value >= defs->regions.size())
+      fail("Leave of undefined region " + std::to_string(region.value));
     if (open.empty()) fail("Leave of " + defs->region(region).name + " without a matching Enter");
     const EventIdx e = open.back();
     if (trace->ref[e] != region.value)
@@ -601,9 +606,14 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   if (::stat(evt.c_str(), &st) != 0)
     throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
                      " is missing");
+  if (::access(evt.c_str(), R_OK) != 0)
+    throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
   check(OTF2_Reader_OpenEvtFiles(r), anchor, where + ": opening event files");
+  // OTF2 reads the first chunk here: an empty or overwritten file fails before any event.
   OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
-  if (!er) throw TraceError(anchor + ": rank " + std::to_string(rank) + ": cannot open " + evt);
+  if (!er)
+    throw TraceError(anchor + ": " + where + ": event file " + evt +
+                     " is damaged or truncated after 0 events (no OTF2 event chunk at its start)");
 
   std::unique_ptr<OTF2_EvtReaderCallbacks, CallbacksDeleter> cbs(OTF2_EvtReaderCallbacks_New());
   auto* c = cbs.get();
@@ -641,7 +651,17 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 Definitions read_definitions(const std::string& anchor) {
   ReaderPtr reader = open_archive(anchor);
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
-  if (!gdr) throw TraceError(anchor + ": cannot open the global definitions (traces.def)");
+  std::string def = anchor;  // the global definitions file next to the anchor
+  const auto dot = def.rfind(".otf2");
+  if (dot != std::string::npos && dot + 5 == def.size()) def.resize(dot);
+  def += ".def";
+  if (!gdr) {
+    struct stat st {};
+    if (::stat(def.c_str(), &st) != 0)
+      throw TraceError(anchor + ": global definitions " + def + ": " + std::strerror(errno));
+    throw TraceError(anchor + ": global definitions " + def +
+                     " are damaged (OTF2 cannot read their first chunk)");
+  }
   OTF2_GlobalDefReaderCallbacks* cbs = OTF2_GlobalDefReaderCallbacks_New();
   OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cbs, def_clock);
   OTF2_GlobalDefReaderCallbacks_SetStringCallback(cbs, def_string);
@@ -660,8 +680,8 @@ Definitions read_definitions(const std::string& anchor) {
   const OTF2_ErrorCode status = OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &n);
   if (state.error) std::rethrow_exception(state.error);
   if (status != OTF2_SUCCESS)
-    throw TraceError(anchor + ": the global definitions (traces.def) are damaged: " +
-                     OTF2_Error_GetDescription(status));
+    throw TraceError(anchor + ": global definitions " + def + " are damaged (" +
+                     OTF2_Error_GetDescription(status) + ")");
   Definitions defs = build_definitions(anchor, state);
 
   // The program region: Score-P names it after the executable (role ARTIFICIAL); its

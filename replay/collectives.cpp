@@ -95,16 +95,35 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     lo[c] = member ? n : std::numeric_limits<long long>::max();
     hi[c] = member ? n : -1;
     if (!member && n > 0) lo[c] = -1;  // collectives on a communicator we are not part of
+    // One MPI_COMM_SELF definition stands for a different communicator on every rank, so the
+    // ranks' counts need not agree (a rank may reduce over MPI_COMM_SELF alone).
+    if (c < ncomms && defs.comms[c].is_self) {
+      lo[c] = std::numeric_limits<long long>::max();
+      hi[c] = -1;
+    }
   }
   MPI_Allreduce(lo.data(), glo.data(), ncomms + 1, MPI_LONG_LONG, MPI_MIN, world.comm());
   MPI_Allreduce(hi.data(), ghi.data(), ncomms + 1, MPI_LONG_LONG, MPI_MAX, world.comm());
   for (std::uint32_t c = 0; c <= ncomms; ++c)
-    if (ghi[c] >= 0 && glo[c] != ghi[c])
-      throw ReplayError(defs.anchor_path + ": the ranks of " +
-                        (c == ncomms ? std::string("MPI_COMM_WORLD (MPI_Init/MPI_Finalize)")
-                                     : "communicator " + defs.comms[c].name) +
+    if (ghi[c] >= 0 && glo[c] != ghi[c]) {
+      // Every rank sees the same glo/ghi and takes this branch: name the lowest rank with the
+      // fewest instances (a rank that stopped early), or one outside the communicator.
+      int mine = lo[c] == glo[c] ? me : world.size();
+      int culprit = world.size();
+      MPI_Allreduce(&mine, &culprit, 1, MPI_INT, MPI_MIN, world.comm());
+      const std::string comm = c == ncomms ? std::string("MPI_COMM_WORLD (MPI_Init/MPI_Finalize)")
+                                           : "communicator " + defs.comms[c].name;
+      const std::string who = "rank " + std::to_string(culprit);
+      if (glo[c] < 0)
+        throw ReplayError(defs.anchor_path + ": " + who + " recorded collective operations on " +
+                          comm + " but is not a member of it");
+      throw ReplayError(defs.anchor_path + ": the ranks of " + comm +
                         " recorded different numbers of collective operations (" +
-                        std::to_string(glo[c]) + " to " + std::to_string(ghi[c]) + ")");
+                        std::to_string(glo[c]) + " to " + std::to_string(ghi[c]) + "); " + who +
+                        " has only " + std::to_string(glo[c]) +
+                        (c == ncomms ? " (no MPI_Finalize: the rank did not finish)"
+                                     : " (the rank stopped early)"));
+    }
 
   // 3. Per communicator, windows of instances: one MAXLOC array reduction (stage 1), one for
   //    the partial-overlap earliest end (stage 2), and a scan where the window has scans.

@@ -2,13 +2,25 @@
 // MPI world wrapper: failure agreement and rank-0 progress.
 #include "replay/world.hpp"
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 namespace cpreplay::replay {
 
 World::World(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  const char* victim = std::getenv("CPREPLAY_TEST_KILL_RANK");
+  if (victim && *victim && std::atoi(victim) == rank_) {
+    const char* step = std::getenv("CPREPLAY_TEST_KILL_STEP");
+    test_kill_step_ = step ? std::atoi(step) : 0;
+    if (test_kill_step_ <= 0) std::raise(SIGKILL);
+  }
+}
+
+void World::count_step_for_test() const {
+  if (++test_steps_ == test_kill_step_) std::raise(SIGKILL);
 }
 
 bool World::any(bool flag) const {
@@ -25,16 +37,26 @@ int World::first_failing(bool failed) const {
   return global;
 }
 
+Progress::~Progress() {
+  if (open_) {
+    std::fprintf(stderr, " failed\n");
+    std::fflush(stderr);
+  }
+}
+
 void Progress::begin(const std::string& phase) {
   phase_start_ = Clock::now();
   if (enabled_) {
+    if (open_) std::fprintf(stderr, "\n");
     std::fprintf(stderr, "cpreplay: %-10s ...", phase.c_str());
     std::fflush(stderr);
+    open_ = true;
   }
 }
 
 void Progress::end(const std::string& detail) {
   if (!enabled_) return;
+  open_ = false;
   const double s = std::chrono::duration<double>(Clock::now() - phase_start_).count();
   std::fprintf(stderr, " %.3f s%s%s\n", s, detail.empty() ? "" : "  ", detail.c_str());
 }

@@ -30,6 +30,7 @@ class World {
   /// MPI: collective on world.
   template <class F>
   void agree(F&& step) const {
+    if (test_kill_step_ > 0) count_step_for_test();
     std::exception_ptr error;
     try {
       step();
@@ -51,15 +52,28 @@ class World {
   bool any(bool flag) const;
 
  private:
+  /// Test hook (tests/e2e/robustness_test.cpp), read from the environment once:
+  /// CPREPLAY_TEST_KILL_RANK=R makes rank R die by SIGKILL, as a node failure or the OOM killer
+  /// would end it: in the constructor, or with CPREPLAY_TEST_KILL_STEP=N at the start of its
+  /// N-th agree() step, when the other ranks are mid-analysis.
+  void count_step_for_test() const;
+
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
+  int test_kill_step_ = 0;      ///< 0: no test kill pending
+  mutable int test_steps_ = 0;  ///< agree() steps begun, counted only when a kill is pending
 };
 
 /// Prints phase progress on rank 0 unless quiet.
 class Progress {
  public:
   Progress(const World& world, bool quiet) : enabled_(!quiet && world.rank() == 0) {}
+  /// A phase still open here was cut short by an exception: its line is ended with "failed", so
+  /// the error line that tools/ prints next starts on a line of its own.
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void begin(const std::string& phase);
   void end(const std::string& detail = "");
   double seconds_since_start() const;
@@ -67,6 +81,7 @@ class Progress {
  private:
   using Clock = std::chrono::steady_clock;
   bool enabled_;
+  bool open_ = false;  ///< begin() printed a line that end() has not finished yet
   Clock::time_point start_ = Clock::now();
   Clock::time_point phase_start_ = Clock::now();
 };

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The cpreplay command: parse options, run the pipeline, map errors to exit codes.
 #include <mpi.h>
+#include <signal.h>
 
 #include <boost/program_options.hpp>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <new>
+#include <string>
 
 #include "cpreplay/error.hpp"
+#include "io/cube_writer.hpp"
 #include "tools/pipeline.hpp"
 
 namespace po = boost::program_options;
@@ -68,14 +73,72 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
   return -1;
 }
 
+/// One line for the terminal: OTF2, Boost or the C++ runtime may hand us text with newlines.
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message.empty() ? std::string("unexplained failure") : message;
+}
+
+/// Prints the run's single error line on rank 0: the message of the lowest rank that has one.
+/// World::agree() already leaves one failing rank per step, but a check that every rank makes
+/// alike (the rank count) fails everywhere; and rank 0 owns the progress line on stderr, so
+/// printing there keeps the error on a line of its own, after the "... failed" progress.
+/// MPI: collective on MPI_COMM_WORLD.
+void report_error(const std::string& message, int rank, int size) {
+  constexpr int kTag = 7401;
+  int mine = message.empty() ? size : rank;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == size) return;
+  std::string text = message;
+  if (first != 0) {
+    if (rank == first) {
+      MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kTag,
+               MPI_COMM_WORLD);
+    } else if (rank == 0) {
+      MPI_Status status;
+      MPI_Probe(first, kTag, MPI_COMM_WORLD, &status);
+      int n = 0;
+      MPI_Get_count(&status, MPI_CHAR, &n);
+      text.assign(static_cast<std::size_t>(n), '\0');
+      MPI_Recv(text.data(), n, MPI_CHAR, first, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+  if (rank == 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "cpreplay: error: %s\n", text.c_str());
+    std::fflush(stderr);
+  }
+}
+
+/// mpirun ends the surviving ranks with SIGTERM when one rank dies (and on Ctrl-C): take the
+/// report's temporary file along, then die of the same signal.
+extern "C" void on_termination_signal(int sig) {
+  cpreplay::io::remove_unfinished_reports();
+  std::raise(sig);  // SA_RESETHAND restored the default action; delivered on return
+}
+
+void remove_reports_on_termination() {
+  struct sigaction action {};
+  action.sa_handler = on_termination_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(sig, &action, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
+  int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  remove_reports_on_termination();
   Settings settings;
   int code = parse(argc, argv, settings, rank == 0);
+  std::string message;  // this rank's error line, if it has one to report
   if (code < 0) {
     code = 0;
     try {
@@ -84,12 +147,20 @@ int main(int argc, char** argv) {
     } catch (const cpreplay::replay::PeerFailed&) {
       code = 1;
     } catch (const cpreplay::UsageError& e) {
-      std::fprintf(stderr, "cpreplay: error: %s\n", e.what());
+      message = one_line(e.what());
       code = 2;
+    } catch (const std::bad_alloc&) {
+      message = "rank " + std::to_string(rank) +
+                ": out of memory (run on more nodes, or fewer ranks per node)";
+      code = 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "cpreplay: error: %s\n", e.what());
+      message = one_line(e.what());
+      code = 1;
+    } catch (...) {
+      message = "rank " + std::to_string(rank) + ": unexpected internal error";
       code = 1;
     }
+    report_error(message, rank, size);
   }
   // Every rank leaves with the worst exit code, so mpirun reports the failure once.
   int worst = 0;

@@ -534,6 +534,25 @@ TEST(CubeWriter, DestroyedWithoutCommit_LeavesNeitherTargetNorTemp) {
   EXPECT_TRUE(dir.entries().empty());
 }
 
+// What tools/main.cpp's SIGTERM handler calls when mpirun ends the rank mid-write.
+TEST(CubeWriter, RemoveUnfinishedReports_DeletesOpenTempsOnly) {
+  TempDir dir;
+  CubeReportDef def;
+  def.regions = {region("prog")};
+  def.cnodes = {{0, -1}};
+  def.metrics = {{"time", "Time", "FLOAT", "sec", "", "", -1, true}};
+  add_flat_system(def, 1);
+  {
+    CubeWriter done((dir.path() / "done.cubex").string(), def);
+    done.add_metric_data(0, {1.0});
+    done.commit();
+  }
+  CubeWriter open((dir.path() / "open.cubex").string(), def);
+  open.add_metric_data(0, {1.0});
+  cpreplay::io::remove_unfinished_reports();
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"done.cubex"});
+}
+
 TEST(CubeWriter, Commit_CreatesExactlyTheTargetFile) {
   TempDir dir;
   CubeReportDef def;

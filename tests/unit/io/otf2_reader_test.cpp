@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Tests the OTF2 reader on damaged event files: each must give a one-line TraceError.
+#include "io/otf2_reader.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cpreplay/error.hpp"
+#include "tests/support/trace_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using cpreplay::testing::TraceWriter;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "otf2_reader_test.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// Reads rank 0 of `dir/traces.otf2` and returns the TraceError's message ("" if none).
+std::string read_error(const fs::path& dir) {
+  const std::string anchor = (dir / "traces.otf2").string();
+  const cpreplay::Definitions defs = cpreplay::io::read_definitions(anchor);
+  cpreplay::CallTree tree;
+  try {
+    cpreplay::io::read_events(anchor, defs, 0, tree);
+  } catch (const cpreplay::TraceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A 1-rank archive whose rank 0 has the events of `other`'s rank 0, which may name regions
+/// that only `other` defines (region ids follow first use: rank 1 of `other` defines them).
+void graft_events(const fs::path& dir, const TraceWriter& other, const fs::path& scratch) {
+  TraceWriter host(1);
+  host.region(0, "main", 0.0, 1.0);
+  host.write(dir.string());
+  other.write(scratch.string());
+  fs::copy_file(scratch / "traces/0.evt", dir / "traces/0.evt",
+                fs::copy_options::overwrite_existing);
+}
+
+// Found by tests/fuzz: a Leave of an undefined region read past the region table.
+TEST(Otf2Reader, LeaveOfUndefinedRegion_ThrowsTraceErrorNamingEvent) {
+  TempDir tmp;
+  TraceWriter other(2);
+  for (int i = 0; i < 20; ++i) other.region(1, "r" + std::to_string(i), i, i + 0.5);
+  other.leave(0, 0.0, "r19");  // region id 20
+  graft_events(tmp.path() / "a", other, tmp.path() / "b");
+  const std::string error = read_error(tmp.path() / "a");
+  EXPECT_NE(error.find("traces.otf2: rank 0, event 0: Leave of undefined region 20"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Otf2Reader, EnterOfUndefinedRegion_ThrowsTraceErrorNamingEvent) {
+  TempDir tmp;
+  TraceWriter other(2);
+  for (int i = 0; i < 20; ++i) other.region(1, "r" + std::to_string(i), i, i + 0.5);
+  other.enter(0, 0.0, "r19");
+  graft_events(tmp.path() / "a", other, tmp.path() / "b");
+  const std::string error = read_error(tmp.path() / "a");
+  EXPECT_NE(error.find("traces.otf2: rank 0, event 0: Enter of undefined region 20"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Otf2Reader, EmptyEventFile_ThrowsDamagedOrTruncatedAfterZeroEvents) {
+  TempDir tmp;
+  TraceWriter w(1);
+  w.region(0, "main", 0.0, 1.0);
+  w.write((tmp.path() / "a").string());
+  fs::resize_file(tmp.path() / "a/traces/0.evt", 0);
+  const std::string error = read_error(tmp.path() / "a");
+  EXPECT_NE(error.find("0.evt is damaged or truncated after 0 events"), std::string::npos)
+      << error;
+}
+
+}  // namespace
