@@ -262,6 +262,14 @@ std::string summary_json(const Summary& s) {
   return o + "}\n";
 }
 
+void check_json_writable(const std::string& path) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) throw UsageError("cannot write JSON summary " + path + ": " + std::strerror(errno));
+  std::fclose(f);
+  std::remove(tmp.c_str());
+}
+
 void write_summary_json(const std::string& path, const Summary& summary) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "w");

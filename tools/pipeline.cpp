@@ -89,7 +89,9 @@ void run(const Settings& settings, replay::World& world) {
   // The report file is opened first so an unwritable path fails before any work.
   std::unique_ptr<io::CubeWriter> writer;
   world.agree([&] {
-    if (world.rank() == 0) writer = std::make_unique<io::CubeWriter>(output, io::CubeReportDef{});
+    if (world.rank() != 0) return;
+    writer = std::make_unique<io::CubeWriter>(output, io::CubeReportDef{});
+    if (!settings.json.empty()) io::check_json_writable(settings.json);
   });
 
   progress.begin("events");
