@@ -10,7 +10,7 @@
 namespace cpreplay::analysis {
 namespace {
 
-enum TokenKind : std::uint32_t { kStart = 0, kEvent = 1, kCollective = 2 };
+enum TokenKind : std::uint32_t { kStart = 0, kEvent = 1, kCollective = 2, kEndOfTrace = 3 };
 
 struct Interval {
   EventIdx from;  ///< synchpoint X where ownership left this rank (kNoEvent: program start)
@@ -31,21 +31,31 @@ std::int64_t cut_of(const LocalTrace& trace, EventIdx e) {
 CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
                                       const CallTree& tree, const LocalTrace& trace,
                                       const WaitStateResult& waits,
-                                      const replay::CollectiveTable& collectives) {
-  world.agree([&] {
-    if (waits.finalize_leave == kNoEvent)
-      throw IncompleteTraceError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
-                                 ": the trace has no MPI_Finalize (the rank did not finish)");
-  });
+                                      const replay::CollectiveTable& collectives,
+                                      Rank partial_start) {
+  const bool no_finalize = world.any(waits.finalize_leave == kNoEvent);
+  if (no_finalize && partial_start < 0)
+    world.agree([&] {
+      if (waits.finalize_leave == kNoEvent)
+        throw IncompleteTraceError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
+                                   ": the trace has no MPI_Finalize (the rank did not finish; "
+                                   "--partial analyzes the run up to where it stopped)");
+    });
 
   std::vector<Interval> intervals;
-  const replay::Hop start{waits.finalize_latest_rank, replay::Token{kStart, 0, 0}};
+  // The path ends where the run ends: the last MPI_Finalize entered, or with --partial and no
+  // MPI_Finalize, the end of the events of the rank that stopped first.
+  const replay::Hop start =
+      no_finalize ? replay::Hop{partial_start, replay::Token{kEndOfTrace, 0, 0}}
+                  : replay::Hop{waits.finalize_latest_rank, replay::Token{kStart, 0, 0}};
   replay::walk_ownership(world, start, [&](const replay::Token& token) {
     EventIdx end = waits.finalize_leave;
     if (token.kind == kEvent) {
       end = static_cast<EventIdx>(token.target);
     } else if (token.kind == kCollective) {
       end = collectives.instances[collectives.by_comm[token.comm][token.target]].end;
+    } else if (token.kind == kEndOfTrace) {
+      end = static_cast<EventIdx>(trace.size());
     }
     // The latest wait state strictly before the end of the owned stretch.
     auto it = std::lower_bound(waits.waits.begin(), waits.waits.end(), end,

@@ -24,9 +24,12 @@ struct CriticalPathResult {
 /// Throws IncompleteTraceError (via World::agree, on the lowest such rank) when a rank has no
 /// MPI_Finalize: the path has no end to start from.
 /// MPI: collective on world.
+/// With `partial_start` >= 0 (--partial) a trace without MPI_Finalize is walked from the end
+/// of that rank's events (the rank that stopped first) instead of failing.
 CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
                                       const CallTree& tree, const LocalTrace& trace,
                                       const WaitStateResult& waits,
-                                      const replay::CollectiveTable& collectives);
+                                      const replay::CollectiveTable& collectives,
+                                      Rank partial_start = -1);
 
 }  // namespace cpreplay::analysis

@@ -323,6 +323,7 @@ struct EventState {
   Ticks last_time = 0;
   std::uint64_t decoded = 0;
   bool count_only = false;
+  bool partial = false;  ///< keep what was read when the file breaks off
   std::unordered_map<OTF2_StringRef, RegionId> program_regions;
   std::exception_ptr error;
 
@@ -637,6 +638,11 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   uint64_t n = 0;
   const OTF2_ErrorCode status = OTF2_Reader_ReadAllLocalEvents(r, er, &n);
   if (state.error) std::rethrow_exception(state.error);
+  if (status != OTF2_SUCCESS && state.partial && state.decoded > 0) {
+    // --partial: the events before the damage are what the rank recorded before it died.
+    state.trace->incomplete = true;
+    return state.decoded;
+  }
   if (status != OTF2_SUCCESS)
     throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
                      " is damaged or truncated after " + std::to_string(state.decoded) +
@@ -707,7 +713,7 @@ Definitions read_definitions(const std::string& anchor) {
 }
 
 LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                       CallTree& tree) {
+                       CallTree& tree, bool partial) {
   LocalTrace trace;
   trace.rank = rank;
   EventState state;
@@ -718,12 +724,19 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
   state.tree = &tree;
   for (std::uint64_t id : defs.program_name_strings)
     state.program_regions[static_cast<OTF2_StringRef>(id)] = defs.program_region;
+  state.partial = partial;
   read_location(anchor, defs, rank, state);
-  if (!state.open.empty())
+  if (!state.open.empty()) {
+    if (partial) {
+      trace.incomplete = true;
+      return trace;
+    }
     throw IncompleteTraceError(anchor + ": rank " + std::to_string(rank) + ": events end after " +
                                std::to_string(trace.size()) + " events with " +
                                defs.regions[trace.ref[state.open.back()]].name +
-                               " still open (the rank stopped mid-run)");
+                               " still open (the rank stopped mid-run; --partial analyzes the "
+                               "run up to there)");
+  }
   return trace;
 }
 

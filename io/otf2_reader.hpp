@@ -19,10 +19,11 @@ Definitions read_definitions(const std::string& anchor);
 /// enclosing MPI call of each MPI event, and the call path of each event in a rank-local call
 /// tree (`tree`, unified later). ProgramBegin/End become Enter/Leave of the program region.
 /// Metric and other records are skipped. Throws TraceError (file, rank, event) on bad input
-/// and IncompleteTraceError when the events stop with regions still open.
+/// and IncompleteTraceError when the events stop with regions still open. With `partial`, such
+/// a rank (and one whose event file breaks off) is returned with `incomplete` set instead.
 /// MPI: local.
 LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                       CallTree& tree);
+                       CallTree& tree, bool partial = false);
 
 /// Only decodes the events of `rank` (counting them); the floor for benchmarks.
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank);

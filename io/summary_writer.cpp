@@ -105,6 +105,17 @@ std::string summary_text(const Summary& s) {
          seconds(s.critical_path_length) + "   analysis " + seconds(s.analysis_seconds) + "\n";
   if (!s.report.empty()) out += "  report " + s.report + "\n";
   if (!s.json.empty()) out += "  json   " + s.json + "\n";
+  if (s.partial)
+    out += wrap("  PARTIAL: ",
+                "rank " + std::to_string(s.partial_first_rank) + " stopped mid-run (" +
+                    std::to_string(s.partial_incomplete_ranks) +
+                    " incomplete ranks); every rank was analyzed up to " +
+                    seconds(s.wall_clock) + " after the start; " +
+                    std::to_string(s.partial_events_cut) + " events after that were cut, " +
+                    std::to_string(s.partial_regions_closed) + " open regions closed there, " +
+                    std::to_string(s.partial_unmatched_messages) + " unmatched messages and " +
+                    std::to_string(s.partial_collectives_dropped) +
+                    " unfinished collective instances left out");
   if (s.time_corrected)
     out += wrap("  ", "time correction: moved " + std::to_string(s.corrected_events) +
                           " events on " + std::to_string(s.corrected_ranks) +
@@ -209,6 +220,14 @@ std::string summary_json(const Summary& s) {
             ", \"moved_ranks\": " + std::to_string(s.corrected_ranks) +
             ", \"max_shift_s\": " + json_number(s.max_correction) +
             ", \"consistent\": " + (s.correction_consistent ? "true" : "false") + "}");
+  field("partial",
+        std::string("{\"applied\": ") + (s.partial ? "true" : "false") +
+            ", \"first_rank_to_stop\": " + std::to_string(s.partial ? s.partial_first_rank : -1) +
+            ", \"incomplete_ranks\": " + std::to_string(s.partial_incomplete_ranks) +
+            ", \"events_cut\": " + std::to_string(s.partial_events_cut) +
+            ", \"regions_closed\": " + std::to_string(s.partial_regions_closed) +
+            ", \"unmatched_messages\": " + std::to_string(s.partial_unmatched_messages) +
+            ", \"collectives_dropped\": " + std::to_string(s.partial_collectives_dropped) + "}");
   std::string cps = "[";
   for (std::size_t i = 0; i < s.callpaths.size(); ++i) {
     const SummaryCallpath& c = s.callpaths[i];

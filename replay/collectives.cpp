@@ -51,7 +51,8 @@ CollKind kind_of(CollOp op) {
 }
 
 CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
-                                   const LocalTrace& trace, std::size_t window) {
+                                   const LocalTrace& trace, std::size_t window,
+                                   bool tolerate_missing) {
   const Rank me = world.rank();
   const double offset = 0.0;
   const Ticks base = defs.clock.global_offset;
@@ -105,7 +106,14 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
   MPI_Allreduce(lo.data(), glo.data(), ncomms + 1, MPI_LONG_LONG, MPI_MIN, world.comm());
   MPI_Allreduce(hi.data(), ghi.data(), ncomms + 1, MPI_LONG_LONG, MPI_MAX, world.comm());
   for (std::uint32_t c = 0; c <= ncomms; ++c)
-    if (ghi[c] >= 0 && glo[c] != ghi[c]) {
+    if (tolerate_missing && ghi[c] >= 0 && glo[c] >= 0 && glo[c] != ghi[c]) {
+      // --partial: instances that not every member reached are left out.
+      auto& list = table.by_comm[c];
+      if (static_cast<long long>(list.size()) > glo[c]) {
+        table.dropped += list.size() - static_cast<std::size_t>(glo[c]);
+        list.resize(static_cast<std::size_t>(glo[c]));
+      }
+    } else if (ghi[c] >= 0 && glo[c] != ghi[c]) {
       // Every rank sees the same glo/ghi and takes this branch: name the lowest rank with the
       // fewest instances (a rank that stopped early), or one outside the communicator.
       int mine = lo[c] == glo[c] ? me : world.size();
@@ -121,9 +129,24 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                         " recorded different numbers of collective operations (" +
                         std::to_string(glo[c]) + " to " + std::to_string(ghi[c]) + "); " + who +
                         " has only " + std::to_string(glo[c]) +
-                        (c == ncomms ? " (no MPI_Finalize: the rank did not finish)"
-                                     : " (the rank stopped early)"));
+                        (c == ncomms ? " (no MPI_Finalize: the rank did not finish"
+                                     : " (the rank stopped early") +
+                        "; --partial analyzes the run up to there)");
     }
+
+  if (table.dropped > 0) {  // keep instances and timings parallel, in event order
+    std::vector<char> keep(table.instances.size(), 0);
+    for (const auto& list : table.by_comm)
+      for (std::uint32_t i : list) keep[i] = 1;
+    std::vector<CollInstance> kept;
+    for (std::size_t i = 0; i < table.instances.size(); ++i)
+      if (keep[i]) kept.push_back(table.instances[i]);
+    table.instances = std::move(kept);
+    for (auto& list : table.by_comm) list.clear();
+    for (std::uint32_t i = 0; i < table.instances.size(); ++i)
+      table.by_comm[table.instances[i].comm].push_back(i);
+    table.timing.assign(table.instances.size(), CollTiming{});
+  }
 
   // 3. Per communicator, windows of instances: one MAXLOC array reduction (stage 1), one for
   //    the partial-overlap earliest end (stage 2), and a scan where the window has scans.

@@ -55,13 +55,16 @@ struct CollectiveTable {
   std::vector<CollTiming> timing;        ///< parallel to instances
   /// Per communicator (pseudo one last): instance indices in order, so k -> instance.
   std::vector<std::vector<std::uint32_t>> by_comm;
+  std::uint64_t dropped = 0;  ///< instances left out because not every member reached them
 };
 
 /// Reduces every instance's timing with its communicator's members, `window` instances per
 /// reduction. Throws ReplayError on every rank when members disagree on the number or kind of
 /// instances (after all ranks finished their reductions).
 /// MPI: collective on world; reductions on communicators built with MPI_Comm_create_group.
+/// With `tolerate_missing` (--partial), instances that not every member reached are left out.
 CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
-                                   const LocalTrace& trace, std::size_t window);
+                                   const LocalTrace& trace, std::size_t window,
+                                   bool tolerate_missing = false);
 
 }  // namespace cpreplay::replay

@@ -75,7 +75,7 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 }
 
 MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace) {
+                            const LocalTrace& trace, bool tolerate_unmatched) {
   const int n = world.size();
   const Rank me = world.rank();
 
@@ -125,6 +125,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     const Rank source = defs.comms[rec.comm].world_rank(rec.peer, me);
     auto it = queues.find(key_of(source, rec.comm, rec.tag));
     if (it == queues.end() || it->second.head == it->second.items.size()) {
+      ++table.unmatched;
       if (error.empty())
         error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " +
                 std::to_string(e) + ": receive has no matching send from rank " +
@@ -142,6 +143,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     const EventIdx call = trace.call_of(request);
     replies[i] = ReplyWire{trace.time[call], trace.time[trace.link[call]], request, 1};
   }
+  for (const auto& [key, q] : queues) table.unmatched += q.items.size() - q.head;
   if (error.empty())
     for (const auto& [key, q] : queues)
       if (q.head < q.items.size()) {
@@ -171,13 +173,14 @@ MessageTable match_messages(const World& world, const Definitions& defs,
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return table.send_events[a] < table.send_events[b]; });
   MessageTable sorted;
+  sorted.unmatched = table.unmatched;
   sorted.recv_events = std::move(table.recv_events);
   sorted.sends = std::move(table.sends);
   for (std::size_t i : order) {
     sorted.send_events.push_back(table.send_events[i]);
     sorted.recvs.push_back(table.recvs[i]);
   }
-  if (!error.empty()) throw ReplayError(error);
+  if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
   return sorted;
 }
 

@@ -34,6 +34,7 @@ struct MessageTable {
   std::vector<RemoteSend> sends;      ///< parallel to recv_events
   std::vector<EventIdx> send_events;  ///< send-type events (MpiSend/MpiIsend) that matched
   std::vector<RemoteRecv> recvs;      ///< parallel to send_events
+  std::uint64_t unmatched = 0;        ///< messages left out (--partial), counted by receivers
 };
 
 /// True if the event takes part in message matching (scalasca-metrics.md §2.2): a send or
@@ -45,7 +46,8 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 /// second one returns the receive-request times to the senders.
 /// Throws ReplayError (after both exchanges, so all ranks finish them) for unmatched messages.
 /// MPI: collective on world.
+/// With `tolerate_unmatched` (--partial), unmatched messages are counted and left out.
 MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace);
+                            const LocalTrace& trace, bool tolerate_unmatched = false);
 
 }  // namespace cpreplay::replay

@@ -2,6 +2,7 @@
 // Call-tree unification over ranks (allgather of every rank's local tree, same merge everywhere).
 #include "replay/preprocess.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -85,6 +86,54 @@ CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace&
   CallTree global = merge(flats, maps);
   rewrite(trace, maps[world.rank()]);
   return global;
+}
+
+PartialCut cut_to_common_end(const World& world, LocalTrace& trace) {
+  PartialCut cut;
+  int incomplete = trace.incomplete ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_SUM, world.comm());
+  cut.incomplete_ranks = incomplete;
+  if (incomplete == 0) return cut;
+  cut.applied = true;
+
+  // The cut: the earliest last timestamp over all ranks, and whose it is.
+  struct {
+    double time;
+    int rank;
+  } mine{trace.size() ? static_cast<double>(trace.time.back()) : 0.0, world.rank()}, first{};
+  MPI_Allreduce(&mine, &first, 1, MPI_DOUBLE_INT, MPI_MINLOC, world.comm());
+  Ticks last = trace.size() ? trace.time.back() : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_UINT64_T, MPI_MIN, world.comm());
+  cut.cut_time = last;
+  cut.first_to_stop = first.rank;
+
+  const std::size_t keep = static_cast<std::size_t>(
+      std::upper_bound(trace.time.begin(), trace.time.end(), cut.cut_time) - trace.time.begin());
+  std::uint64_t dropped = trace.size() - keep;
+  trace.time.resize(keep);
+  trace.kind.resize(keep);
+  trace.ref.resize(keep);
+  trace.callpath.resize(keep);
+  trace.link.resize(keep);
+  std::vector<EventIdx> open;
+  for (EventIdx i = 0; i < keep; ++i) {
+    if (trace.link[i] != kNoEvent && trace.link[i] >= keep) trace.link[i] = kNoEvent;
+    if (trace.kind[i] == EventKind::Enter) open.push_back(i);
+    if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
+  }
+  std::uint64_t closed = open.size();
+  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+    const EventIdx leave = static_cast<EventIdx>(trace.size());
+    trace.push(EventKind::Leave, cut.cut_time, trace.ref[*it]);
+    trace.callpath.push_back(trace.callpath[*it]);
+    trace.link.push_back(*it);
+    trace.link[*it] = leave;
+  }
+  std::uint64_t counts[2] = {dropped, closed};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
+  cut.events_cut = counts[0];
+  cut.regions_closed = counts[1];
+  return cut;
 }
 
 CallTree unify_call_trees_serial(const std::vector<CallTree>& trees,

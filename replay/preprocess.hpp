@@ -14,6 +14,23 @@ namespace cpreplay::replay {
 /// MPI: collective on world.
 CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace& trace);
 
+/// What --partial cut off.
+struct PartialCut {
+  bool applied = false;          ///< some rank's events stop mid-run
+  Ticks cut_time = 0;            ///< every rank is analyzed up to here
+  Rank first_to_stop = 0;        ///< the rank whose events end first (ties: lower rank)
+  int incomplete_ranks = 0;      ///< ranks whose events stop mid-run
+  std::uint64_t events_cut = 0;  ///< events after the cut, all ranks
+  std::uint64_t regions_closed = 0;  ///< regions left open at the cut, closed there
+};
+
+/// --partial: when a rank's events stop mid-run, cuts every rank's events at the earliest
+/// last timestamp over all ranks (the latest point where every rank still has events) and
+/// closes the regions still open there with Leave events at the cut. Links that point past the
+/// cut are dropped. Does nothing when every rank is complete.
+/// MPI: collective on world.
+PartialCut cut_to_common_end(const World& world, LocalTrace& trace);
+
 /// The same merge without MPI, for tests: trees[r] belongs to traces[r].
 CallTree unify_call_trees_serial(const std::vector<CallTree>& trees,
                                  std::vector<LocalTrace*> traces);

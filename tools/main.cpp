@@ -32,6 +32,8 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("quiet,q", po::bool_switch(&s.quiet), "no progress output (the summary is still printed)")
       ("verbose,v", po::bool_switch(&s.verbose), "more detail in progress output")
       ("read-only", po::bool_switch(&s.read_only), "only decode the events (benchmark floor)")
+      ("partial", po::bool_switch(&s.partial),
+       "analyze a run whose ranks stopped mid-run, up to where every rank still has events")
       ("time-correct", po::bool_switch(&s.time_correct),
        "shift each rank's clock so that no message is received before it was sent and no "
        "collective is left before it was entered")

@@ -97,11 +97,15 @@ void run(const Settings& settings, replay::World& world) {
   progress.begin("events");
   LocalTrace trace;
   CallTree local_tree;
-  world.agree([&] { trace = io::read_events(settings.anchor, defs, world.rank(), local_tree); });
+  world.agree([&] {
+    trace = io::read_events(settings.anchor, defs, world.rank(), local_tree, settings.partial);
+  });
   const std::uint64_t events = sum_over_ranks(world, trace.size());
   progress.end(std::to_string(events) + " events");
 
   progress.begin("preprocess");
+  replay::PartialCut cut;
+  if (settings.partial) cut = replay::cut_to_common_end(world, trace);
   const CallTree tree = replay::unify_call_trees(world, local_tree, trace);
   progress.end(std::to_string(tree.size()) + " call paths");
 
@@ -111,17 +115,19 @@ void run(const Settings& settings, replay::World& world) {
   progress.begin("forward");
   replay::MessageTable messages;
   replay::CollectiveTable collectives;
-  world.agree([&] { messages = replay::match_messages(world, defs, trace); });
+  world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial); });
   world.agree([&] {
-    collectives = replay::reduce_collectives(world, defs, trace, settings.window);
+    collectives =
+        replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
   });
   replay::ClockCorrection correction;
   if (settings.time_correct) {
     correction = replay::correct_clocks(world, defs, trace, messages, collectives);
     // The matching is unchanged; the timings the passes read are re-collected.
-    world.agree([&] { messages = replay::match_messages(world, defs, trace); });
+    world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial); });
     world.agree([&] {
-      collectives = replay::reduce_collectives(world, defs, trace, settings.window);
+      collectives =
+          replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
     });
   }
   const analysis::WaitStateResult waits =
@@ -132,7 +138,8 @@ void run(const Settings& settings, replay::World& world) {
 
   progress.begin("backward");
   const analysis::CriticalPathResult cp =
-      analysis::critical_path_pass(world, defs, tree, trace, waits, collectives);
+      analysis::critical_path_pass(world, defs, tree, trace, waits, collectives,
+                                   settings.partial ? cut.first_to_stop : -1);
   const analysis::CriticalPathSummary path = analysis::indicator_pass(world, tree, cp, sev);
   progress.end("critical path " + std::to_string(path.length) + " s, " +
                std::to_string(sum_over_ranks(world, cp.owned_segments)) + " segments");
@@ -144,7 +151,16 @@ void run(const Settings& settings, replay::World& world) {
   world.agree([&] {
     if (world.rank() != 0) return;
     writer.reset();  // the probe's temporary file goes before the real one takes its name
-    writer = std::make_unique<io::CubeWriter>(output, make_report_def(defs, tree, kCreator));
+    io::CubeReportDef def = make_report_def(defs, tree, kCreator);
+    if (cut.applied) {
+      // A partial report says so in its attributes, for whoever opens it later.
+      def.attributes.push_back({"cpreplay::partial", "true"});
+      def.attributes.push_back(
+          {"cpreplay::partial_cut_seconds", std::to_string(defs.clock.seconds(cut.cut_time))});
+      def.attributes.push_back({"cpreplay::partial_first_rank_to_stop",
+                                std::to_string(cut.first_to_stop)});
+    }
+    writer = std::make_unique<io::CubeWriter>(output, std::move(def));
   });
   world.agree([&] {
     gather_and_write(world, tree, sev, writer.get());
@@ -162,6 +178,15 @@ void run(const Settings& settings, replay::World& world) {
   summary.corrected_ranks = correction.moved_ranks;
   summary.max_correction = correction.max_shift;
   summary.correction_consistent = correction.consistent;
+  if (cut.applied) {
+    summary.partial = true;
+    summary.partial_first_rank = cut.first_to_stop;
+    summary.partial_incomplete_ranks = cut.incomplete_ranks;
+    summary.partial_events_cut = cut.events_cut;
+    summary.partial_regions_closed = cut.regions_closed;
+    summary.partial_unmatched_messages = sum_over_ranks(world, messages.unmatched);
+    summary.partial_collectives_dropped = sum_over_ranks(world, collectives.dropped);
+  }
   world.agree([&] {
     if (world.rank() == 0 && !settings.json.empty())
       io::write_summary_json(settings.json, summary);

@@ -16,6 +16,7 @@ struct Settings {
   bool quiet = false;
   bool verbose = false;
   bool read_only = false;  ///< only decode events (benchmark floor)
+  bool partial = false;  ///< analyze a crashed run up to where every rank still has events
   bool time_correct = false;  ///< shift rank clocks to remove clock-condition violations
   bool count_ranks = false;  ///< print the trace's MPI rank count and stop (for job scripts)
   std::size_t window = 4096;  ///< collective instances per reduction

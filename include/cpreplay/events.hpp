@@ -70,6 +70,9 @@ struct LocalTrace {
   std::vector<EventIdx> link;
   std::vector<P2pRecord> p2p;
   std::vector<CollRecord> coll;
+  /// The rank's events stop mid-run (regions left open, or a damaged file read with
+  /// --partial); such a trace is cut before analysis.
+  bool incomplete = false;
 
   std::size_t size() const { return time.size(); }
   void push(EventKind k, Ticks t, std::uint32_t r) {

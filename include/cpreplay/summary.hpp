@@ -72,6 +72,13 @@ struct Summary {
   int corrected_ranks = 0;              ///< ranks whose clock was shifted
   double max_correction = 0.0;          ///< largest shift, seconds
   bool correction_consistent = true;    ///< false: constant offsets could not remove them all
+  bool partial = false;                 ///< --partial cut the trace (a rank stopped mid-run)
+  int partial_first_rank = 0;           ///< the rank whose events end first
+  int partial_incomplete_ranks = 0;
+  std::uint64_t partial_events_cut = 0;
+  std::uint64_t partial_regions_closed = 0;
+  std::uint64_t partial_unmatched_messages = 0;
+  std::uint64_t partial_collectives_dropped = 0;
   std::vector<SummaryCallpath> callpaths;  ///< by critical-path time, largest first
   std::vector<SummaryWaitMetric> waits;    ///< largest first, only those > 0
   SummaryImpact impact;

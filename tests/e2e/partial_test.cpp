@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// End-to-end: a rank that died mid-run; refused with a hint, analyzed up to the cut with
+// --partial.
+#include <gtest/gtest.h>
+
+#include "tests/support/cube_reader.hpp"
+#include "tests/support/json.hpp"
+#include "tests/support/run_cpreplay.hpp"
+#include "tests/support/trace_writer.hpp"
+
+namespace cpreplay::testing {
+namespace {
+
+// rank 0: Init [0,1], work [1,3], MPI_Send [3,3.1] to 1, work [3.1,8], Finalize [8,9], ends 9.
+// rank 1: Init [0,1], MPI_Recv [1,3.2] from 0, enters work2 at 3.2 and dies: no more events.
+void crashed_run(const std::string& dir) {
+  TraceWriter w(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 1.0);
+  }
+  w.region(0, "work", 1.0, 3.0);
+  w.send(0, 3.0, 3.1, 1, 5, 8);
+  w.region(0, "work", 3.1, 8.0);
+  w.finalize(0, 8.0, 9.0);
+  w.leave(0, 9.0, "main");
+  w.program_end(0, 9.0);
+  w.recv(1, 1.0, 3.2, 0, 5, 8);
+  w.enter(1, 3.2, "work2");
+  w.write(dir);
+}
+
+TEST(Partial, CrashedRankWithoutOption_RefusedWithHint) {
+  TempDir dir;
+  crashed_run(dir / "t");
+  const RunResult run = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("rank 1: events end after"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--partial"), std::string::npos) << run.err;
+  EXPECT_FALSE(file_exists(dir / "r.cubex"));
+}
+
+// The cut is rank 1's last event, t = 3.2: rank 0 loses Leave work, Finalize's Enter/Leave,
+// Leave main and ProgramEnd (5 events); work, main and sim.exe on rank 0 and work2, main and
+// sim.exe on rank 1 are closed at 3.2 (6 regions); the message arrived before the cut.
+// Late Sender on rank 1: 3 - 1 = 2. The critical path starts at the end of rank 1's events:
+// MPI_Recv keeps 2.2 - 2 = 0.2, then the sender: MPI_Init 1 and work 2 (to the send's Enter).
+TEST(Partial, CrashedRank_AnalyzedUpToTheCut) {
+  TempDir dir;
+  crashed_run(dir / "t");
+  const RunResult run = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json",
+                                         "--partial", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const CubeFile cube = read_cube(dir / "r.cubex");
+  EXPECT_EQ(cube.attributes.at("cpreplay::partial"), "true");
+  EXPECT_EQ(cube.attributes.at("cpreplay::partial_first_rank_to_stop"), "1");
+  EXPECT_NEAR(cube.value("time", "sim.exe", 0), 3.2, 1e-9);
+  EXPECT_NEAR(cube.value("time", "sim.exe", 1), 3.2, 1e-9);
+  EXPECT_NEAR(cube.value("time", "sim.exe/main/work", 0), 2.1, 1e-9);  // [1,3] + [3.1,3.2]
+  EXPECT_NEAR(cube.value("mpi_latesender", "sim.exe/main/MPI_Recv", 1), 2.0, 1e-9);
+  EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Recv", 1), 0.2, 1e-9);
+  EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Init", 0), 1.0, 1e-9);
+  EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/work", 0), 2.0, 1e-9);
+  EXPECT_EQ(cube.value("visits", "sim.exe/main/MPI_Finalize", 0), 0.0);
+
+  const Json s = read_json_file(dir / "s.json");
+  EXPECT_TRUE(s["partial"]["applied"].boolean);
+  EXPECT_EQ(s["partial"]["first_rank_to_stop"].number, 1);
+  EXPECT_EQ(s["partial"]["incomplete_ranks"].number, 1);
+  EXPECT_EQ(s["partial"]["events_cut"].number, 5);
+  EXPECT_EQ(s["partial"]["regions_closed"].number, 6);
+  EXPECT_EQ(s["partial"]["unmatched_messages"].number, 0);
+  EXPECT_NEAR(s["critical_path_length_s"].number, 3.2, 1e-9);
+  EXPECT_NE(run.out.find("PARTIAL: rank 1 stopped mid-run"), std::string::npos) << run.out;
+}
+
+// A complete trace is untouched by --partial.
+TEST(Partial, CompleteTrace_NothingCut) {
+  TempDir dir;
+  TraceWriter w(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 1.0);
+    w.finalize(r, 2.0, 3.0);
+    w.leave(r, 3.0, "main");
+    w.program_end(r, 3.0);
+  }
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json",
+                                         "--partial", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_FALSE(read_json_file(dir / "s.json")["partial"]["applied"].boolean);
+  EXPECT_EQ(read_cube(dir / "r.cubex").attributes.count("cpreplay::partial"), 0u);
+}
+
+}  // namespace
+}  // namespace cpreplay::testing
