@@ -94,6 +94,7 @@ struct RawLocation {
   OTF2_StringRef name;
   OTF2_LocationType type;
   OTF2_LocationGroupRef group;
+  uint64_t events;
 };
 struct RawNode {
   OTF2_StringRef name, cls;
@@ -156,9 +157,10 @@ OTF2_CallbackCode def_location_group(void* ud, OTF2_LocationGroupRef self, OTF2_
 }
 
 OTF2_CallbackCode def_location(void* ud, OTF2_LocationRef self, OTF2_StringRef name,
-                               OTF2_LocationType type, uint64_t, OTF2_LocationGroupRef group) {
+                               OTF2_LocationType type, uint64_t events,
+                               OTF2_LocationGroupRef group) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->locations.push_back({self, RawLocation{name, type, group}}))
+  CPREPLAY_GUARD(s, s->locations.push_back({self, RawLocation{name, type, group, events}}))
 }
 
 OTF2_CallbackCode def_region(void* ud, OTF2_RegionRef self, OTF2_StringRef name,
@@ -275,6 +277,7 @@ Definitions build_definitions(const std::string& anchor, const DefState& s) {
     if (p.locations == 0 || id < p.location_id) {
       p.location_id = id;
       p.location_name = s.str(l.name);
+      p.events = l.events;
     }
     ++p.locations;
   }
@@ -383,7 +386,7 @@ struct EventState {
   }
 
   EventIdx p2p(EventKind k, Ticks t, uint32_t comm, uint32_t peer, uint32_t tag, uint64_t bytes,
-               uint64_t request) {
+               uint64_t /*request: linked while reading, not stored*/) {
     if (k == EventKind::Send || k == EventKind::Isend || k == EventKind::Recv ||
         k == EventKind::Irecv) {
       if (comm >= defs->comms.size()) fail("message on undefined communicator " +
@@ -395,7 +398,6 @@ struct EventState {
     }
     P2pRecord rec;
     rec.bytes = bytes;
-    rec.request = request;
     rec.comm = comm;
     rec.peer = peer;
     rec.tag = tag;
@@ -725,7 +727,18 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
   for (std::uint64_t id : defs.program_name_strings)
     state.program_regions[static_cast<OTF2_StringRef>(id)] = defs.program_region;
   state.partial = partial;
+  // The location definition counts its records: enough room for every event, no regrowth.
+  const std::uint64_t expected = rank < defs.ranks() ? defs.processes[rank].events : 0;
+  if (expected > 0 && expected < kNoEvent) {
+    trace.time.reserve(expected);
+    trace.kind.reserve(expected);
+    trace.ref.reserve(expected);
+    trace.callpath.reserve(expected);
+    trace.link.reserve(expected);
+  }
   read_location(anchor, defs, rank, state);
+  trace.p2p.shrink_to_fit();
+  trace.coll.shrink_to_fit();
   if (!state.open.empty()) {
     if (partial) {
       trace.incomplete = true;

@@ -14,7 +14,6 @@ namespace {
 /// Wire format of a send record (sender -> receiver), in the sender's event order.
 struct SendWire {
   Ticks call_enter;
-  Ticks call_leave;
   Ticks time;
   std::uint64_t bytes;
   std::uint32_t comm;
@@ -26,7 +25,6 @@ struct SendWire {
 /// Wire format of a reply (receiver -> sender), in the order the sender's records came.
 struct ReplyWire {
   Ticks request_enter;
-  Ticks request_leave;
   EventIdx request_event;
   std::uint32_t matched;
 };
@@ -98,12 +96,12 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     for (EventIdx e : sends_to[p]) {
       const P2pRecord& rec = trace.p2p[trace.ref[e]];
       const EventIdx call = rec.call;
-      out.push_back(SendWire{trace.time[call], trace.time[trace.link[call]], trace.time[e],
-                             rec.bytes, rec.comm, rec.tag, e, 0});
+      out.push_back(SendWire{trace.time[call], trace.time[e], rec.bytes, rec.comm, rec.tag, e, 0});
     }
   }
   std::vector<int> in_counts;
   const std::vector<SendWire> in = alltoallv(world, out, counts, in_counts);
+  std::vector<SendWire>().swap(out);  // only the received records are needed from here on
 
   // 2. Match: FIFO queues per (source, communicator, tag).
   std::vector<int> in_first(n + 1, 0);
@@ -118,7 +116,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       queues[key_of(p, in[i].comm, in[i].tag)].items.push_back(static_cast<std::uint32_t>(i));
 
   MessageTable table;
-  std::vector<ReplyWire> replies(in.size(), ReplyWire{0, 0, kNoEvent, 0});
+  std::vector<ReplyWire> replies(in.size(), ReplyWire{0, kNoEvent, 0});
   std::string error;
   for (EventIdx e : recv_list) {
     const P2pRecord& rec = trace.p2p[trace.ref[e]];
@@ -136,12 +134,12 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     const std::uint32_t i = it->second.items[it->second.head++];
     const SendWire& s = in[i];
     table.recv_events.push_back(e);
-    table.sends.push_back(RemoteSend{s.call_enter, s.call_leave, s.time, s.bytes, s.event, source});
+    table.sends.push_back(RemoteSend{s.call_enter, s.time, s.bytes, s.event, source});
     // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
     EventIdx request = e;
     if (trace.kind[e] == EventKind::Irecv && trace.link[e] != kNoEvent) request = trace.link[e];
     const EventIdx call = trace.call_of(request);
-    replies[i] = ReplyWire{trace.time[call], trace.time[trace.link[call]], request, 1};
+    replies[i] = ReplyWire{trace.time[call], request, 1};
   }
   for (const auto& [key, q] : queues) table.unmatched += q.items.size() - q.head;
   if (error.empty())
@@ -165,7 +163,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       const ReplyWire& r = back[k++];
       if (!r.matched) continue;
       table.send_events.push_back(e);
-      table.recvs.push_back(RemoteRecv{r.request_enter, r.request_leave, r.request_event, p});
+      table.recvs.push_back(RemoteRecv{r.request_enter, r.request_event, p});
     }
   // Sends were grouped by peer; restore local event order for the passes.
   std::vector<std::size_t> order(table.send_events.size());

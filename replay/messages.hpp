@@ -13,7 +13,6 @@ namespace cpreplay::replay {
 /// What a receiver learns about the send that matches one of its receive events.
 struct RemoteSend {
   Ticks call_enter = 0;  ///< Enter of the sender's MPI call containing the send event
-  Ticks call_leave = 0;  ///< its Leave
   Ticks time = 0;        ///< the send event's own timestamp
   std::uint64_t bytes = 0;
   EventIdx event = kNoEvent;  ///< the send event's index on the sender
@@ -23,7 +22,6 @@ struct RemoteSend {
 /// What a sender learns about the receive that matches one of its sends.
 struct RemoteRecv {
   Ticks request_enter = 0;  ///< Enter of the MPI call holding the receive request
-  Ticks request_leave = 0;
   EventIdx request_event = kNoEvent;  ///< MpiRecv itself, or the MpiIrecvRequest
   Rank rank = 0;
 };

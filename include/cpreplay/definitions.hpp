@@ -70,6 +70,7 @@ struct Process {
   std::uint64_t location_id = 0;    ///< OTF2 id of its (single) location
   std::string location_name;        ///< e.g. "Master thread"
   std::uint32_t locations = 0;      ///< number of locations; > 1 means threads (refused)
+  std::uint64_t events = 0;         ///< records of its location (an upper bound of its events)
 };
 
 /// A communicator: the world ranks of its members, indexed by communicator-local rank.

@@ -39,7 +39,6 @@ enum class CollOp : std::uint8_t {
 /// Side record of a point-to-point event (Send/Isend/Recv/Irecv and the request-only events).
 struct P2pRecord {
   std::uint64_t bytes = 0;
-  std::uint64_t request = 0;   ///< OTF2 request id (0 for blocking operations)
   std::uint32_t comm = 0;      ///< CommId value
   std::uint32_t peer = 0;      ///< communicator-local rank of the partner, as recorded
   std::uint32_t tag = 0;
@@ -57,7 +56,8 @@ struct CollRecord {
 };
 
 /// One rank's events, column-wise. Per event: time 8 B + kind 1 B + ref 4 B + callpath 4 B +
-/// link 4 B = 21 B, plus a P2pRecord (40 B) or CollRecord (32 B) only for MPI events.
+/// link 4 B = 21 B, plus a P2pRecord (24 B) or CollRecord (32 B) only for MPI events. Request
+/// ids are only needed while reading (to link requests) and are not stored.
 struct LocalTrace {
   Rank rank = 0;
   std::vector<Ticks> time;
