@@ -108,13 +108,20 @@ class Pass {
     w.target_rank = s.rank;
     w.target = s.event;
     result_.waits.push_back(w);
-    if (ls_buffer_.size() == kWrongOrderWindow) ls_buffer_.pop_front();
+    if (ls_buffer_.size() == kWrongOrderWindow) {
+      const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
+      ls_buffer_.pop_front();
+      if (was_latest) refresh_latest_send();
+    }
     ls_buffer_.push_back(LsEntry{s.time, cp, trace_.p2p[trace_.ref[r]].peer, s.bytes, idle});
+    ls_latest_send_ = std::max(ls_latest_send_, s.time);
   }
 
   /// §5.2: an earlier Late Sender whose message was sent after this one was received out of
   /// order.
   void wrong_order_check(Ticks send_time, std::uint32_t source_local) {
+    // Fast path: no buffered message was sent after this one (the common, in-order case).
+    if (ls_buffer_.empty() || ls_latest_send_ <= send_time) return;
     for (auto it = ls_buffer_.begin(); it != ls_buffer_.end();) {
       if (it->send_time > send_time) {
         sev_.add(Metric::MpiLatesenderWo, it->callpath, it->idle);
@@ -128,6 +135,12 @@ class Pass {
         ++it;
       }
     }
+    refresh_latest_send();
+  }
+
+  void refresh_latest_send() {
+    ls_latest_send_ = 0;
+    for (const LsEntry& e : ls_buffer_) ls_latest_send_ = std::max(ls_latest_send_, e.send_time);
   }
 
   // ---- Late Receiver (§5.3), on the sender --------------------------------------------
@@ -323,6 +336,7 @@ class Pass {
   Severity& sev_;
   const Clock& clock_;
   std::deque<LsEntry> ls_buffer_;
+  Ticks ls_latest_send_ = 0;  ///< latest send time in ls_buffer_
   std::vector<EventIdx> multi_ls_calls_;
   WaitStateResult result_;
 };

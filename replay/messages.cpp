@@ -155,31 +155,24 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       }
 
   // 3. Replies go back in the order the records came; senders pair them with their sends.
+  //    Peer p's k-th send owns reply first[p] + k, so one walk in event order restores it.
   std::vector<int> back_counts;
   const std::vector<ReplyWire> back = alltoallv(world, replies, in_counts, back_counts);
-  std::size_t k = 0;
-  for (int p = 0; p < n; ++p)
-    for (EventIdx e : sends_to[p]) {
-      const ReplyWire& r = back[k++];
-      if (!r.matched) continue;
-      table.send_events.push_back(e);
-      table.recvs.push_back(RemoteRecv{r.request_enter, r.request_event, p});
-    }
-  // Sends were grouped by peer; restore local event order for the passes.
-  std::vector<std::size_t> order(table.send_events.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return table.send_events[a] < table.send_events[b]; });
-  MessageTable sorted;
-  sorted.unmatched = table.unmatched;
-  sorted.recv_events = std::move(table.recv_events);
-  sorted.sends = std::move(table.sends);
-  for (std::size_t i : order) {
-    sorted.send_events.push_back(table.send_events[i]);
-    sorted.recvs.push_back(table.recvs[i]);
+  std::vector<std::size_t> next(n, 0);
+  for (int p = 1; p < n; ++p) next[p] = next[p - 1] + sends_to[p - 1].size();
+  for (EventIdx e = 0; e < trace.size(); ++e) {
+    const EventKind k = trace.kind[e];
+    if ((k != EventKind::Send && k != EventKind::Isend) || !takes_part_in_matching(defs, trace, e))
+      continue;
+    const P2pRecord& rec = trace.p2p[trace.ref[e]];
+    const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
+    const ReplyWire& r = back[next[peer]++];
+    if (!r.matched) continue;
+    table.send_events.push_back(e);
+    table.recvs.push_back(RemoteRecv{r.request_enter, r.request_event, peer});
   }
   if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
-  return sorted;
+  return table;
 }
 
 }  // namespace cpreplay::replay
