@@ -122,8 +122,12 @@ std::string summary_text(const Summary& s) {
                           " ranks by at most " + seconds(s.max_correction) +
                           (s.correction_consistent
                                ? std::string(" (constant clock offsets; local intervals kept)")
-                               : std::string("; the clocks drift, constant offsets cannot "
-                                             "remove the violations")));
+                               : std::string(" (the clocks drift: no constant offsets fit)")) +
+                          (s.jumped_events > 0
+                               ? "; then " + std::to_string(s.jumped_events) +
+                                     " event moves by forward jumps of at most " +
+                                     seconds(s.max_jump)
+                               : std::string()));
   if (s.p2p_clock_violations + s.coll_clock_violations > 0)
     out += wrap("  warning: ",
                 std::to_string(s.p2p_clock_violations + s.coll_clock_violations) +
@@ -219,7 +223,9 @@ std::string summary_json(const Summary& s) {
             ", \"moved_events\": " + std::to_string(s.corrected_events) +
             ", \"moved_ranks\": " + std::to_string(s.corrected_ranks) +
             ", \"max_shift_s\": " + json_number(s.max_correction) +
-            ", \"consistent\": " + (s.correction_consistent ? "true" : "false") + "}");
+            ", \"consistent\": " + (s.correction_consistent ? "true" : "false") +
+            ", \"jumped_events\": " + std::to_string(s.jumped_events) +
+            ", \"max_jump_s\": " + json_number(s.max_jump) + "}");
   field("partial",
         std::string("{\"applied\": ") + (s.partial ? "true" : "false") +
             ", \"first_rank_to_stop\": " + std::to_string(s.partial ? s.partial_first_rank : -1) +

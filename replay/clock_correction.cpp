@@ -112,4 +112,51 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
   return result;
 }
 
+std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTrace& trace,
+                            const MessageTable& messages, const CollectiveTable& collectives,
+                            double& max_jump) {
+  // The earliest time each constrained event may have.
+  std::vector<std::pair<EventIdx, Ticks>> floor;
+  for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
+    if (messages.sends[m].time > trace.time[messages.recv_events[m]])
+      floor.push_back({messages.recv_events[m], messages.sends[m].time});
+  for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
+    const CollInstance& inst = collectives.instances[i];
+    const CollTiming& t = collectives.timing[i];
+    if (t.comm_size <= 1) continue;
+    Ticks must_follow = 0;
+    switch (inst.kind) {
+      case CollKind::Barrier: case CollKind::NxN: case CollKind::Init: case CollKind::Finalize:
+        must_follow = t.latest_begin;
+        break;
+      case CollKind::OneToN:
+        if (t.root_sent > 0) must_follow = t.root_begin;
+        break;
+      case CollKind::NToOne:
+        if (t.has_sender && world.rank() == t.root) must_follow = t.latest_sender_begin;
+        break;
+      default:
+        break;
+    }
+    if (must_follow > trace.time[inst.end]) floor.push_back({inst.end, must_follow});
+  }
+  std::sort(floor.begin(), floor.end());
+  std::uint64_t moved = 0;
+  Ticks shift = 0, largest = 0;
+  std::size_t k = 0;
+  for (EventIdx e = 0; e < trace.size(); ++e) {
+    for (; k < floor.size() && floor[k].first == e; ++k)
+      if (floor[k].second > trace.time[e] + shift) shift = floor[k].second - trace.time[e];
+    if (shift > 0) {
+      trace.time[e] += shift;
+      ++moved;
+    }
+  }
+  largest = shift;
+  max_jump = std::max(max_jump, static_cast<double>(largest) /
+                                    static_cast<double>(defs.clock.ticks_per_second));
+  MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UINT64_T, MPI_SUM, world.comm());
+  return moved;
+}
+
 }  // namespace cpreplay::replay

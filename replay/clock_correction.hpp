@@ -19,6 +19,9 @@ struct ClockCorrection {
   int moved_ranks = 0;               ///< ranks whose clock was shifted
   double max_shift = 0.0;            ///< seconds, over all ranks
   bool consistent = true;            ///< false: no constant offsets satisfy every constraint
+  std::uint64_t jumped_events = 0;   ///< event moves by forward jumps (drift), all rounds
+  int jump_rounds = 0;
+  double max_jump = 0.0;             ///< largest single jump, seconds
 };
 
 /// Each matched message requires send <= receive, each synchronizing collective requires that
@@ -30,5 +33,16 @@ struct ClockCorrection {
 /// MPI: collective on world.
 ClockCorrection correct_clocks(const World& world, const Definitions& defs, LocalTrace& trace,
                                const MessageTable& messages, const CollectiveTable& collectives);
+
+/// One round of forward jumps for what constant offsets could not fix (drifting clocks): every
+/// receive earlier than its send, and every collective end earlier than the begin it must
+/// follow, moves forward to it together with the rest of its rank's events (a logical clock
+/// without amortization: only the interval at the jump grows). Sources move in the same round,
+/// so callers repeat with re-collected timings until no rank moves. Returns the events moved
+/// on all ranks in this round and adds this rank's largest jump to `max_jump` (seconds).
+/// MPI: collective on world.
+std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTrace& trace,
+                            const MessageTable& messages, const CollectiveTable& collectives,
+                            double& max_jump);
 
 }  // namespace cpreplay::replay

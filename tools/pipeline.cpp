@@ -26,6 +26,7 @@ namespace cpreplay::tools {
 namespace {
 
 constexpr const char* kCreator = "cpreplay 0.1.0";
+constexpr int kMaxJumpRounds = 64;
 
 std::string default_output(const std::string& anchor) {
   const auto slash = anchor.find_last_of('/');
@@ -122,13 +123,29 @@ void run(const Settings& settings, replay::World& world) {
   });
   replay::ClockCorrection correction;
   if (settings.time_correct) {
+    auto recollect = [&] {  // the matching is unchanged; the timings the passes read are not
+      world.agree([&] {
+        messages = replay::match_messages(world, defs, trace, settings.partial);
+      });
+      world.agree([&] {
+        collectives =
+            replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
+      });
+    };
     correction = replay::correct_clocks(world, defs, trace, messages, collectives);
-    // The matching is unchanged; the timings the passes read are re-collected.
-    world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial); });
-    world.agree([&] {
-      collectives =
-          replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
-    });
+    recollect();
+    // Drifting clocks: forward jumps until nothing moves (a bounded number of rounds).
+    double largest_jump = 0.0;
+    for (int round = 0; round < kMaxJumpRounds; ++round) {
+      const std::uint64_t moved =
+          replay::forward_jumps(world, defs, trace, messages, collectives, largest_jump);
+      if (moved == 0) break;
+      correction.jumped_events += moved;
+      ++correction.jump_rounds;
+      recollect();
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world.comm());
+    correction.max_jump = largest_jump;
   }
   const analysis::WaitStateResult waits =
       analysis::wait_state_pass(defs, trace, messages, collectives, sev);
@@ -178,6 +195,8 @@ void run(const Settings& settings, replay::World& world) {
   summary.corrected_ranks = correction.moved_ranks;
   summary.max_correction = correction.max_shift;
   summary.correction_consistent = correction.consistent;
+  summary.jumped_events = correction.jumped_events;
+  summary.max_jump = correction.max_jump;
   if (cut.applied) {
     summary.partial = true;
     summary.partial_first_rank = cut.first_to_stop;

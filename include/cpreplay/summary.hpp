@@ -72,6 +72,8 @@ struct Summary {
   int corrected_ranks = 0;              ///< ranks whose clock was shifted
   double max_correction = 0.0;          ///< largest shift, seconds
   bool correction_consistent = true;    ///< false: constant offsets could not remove them all
+  std::uint64_t jumped_events = 0;      ///< event moves by forward jumps (drifting clocks)
+  double max_jump = 0.0;                ///< largest forward jump, seconds
   bool partial = false;                 ///< --partial cut the trace (a rank stopped mid-run)
   int partial_first_rank = 0;           ///< the rank whose events end first
   int partial_incomplete_ranks = 0;
