@@ -19,6 +19,30 @@ std::int64_t diff(Ticks later, Ticks earlier) {
   return static_cast<std::int64_t>(later - earlier);
 }
 
+/// The begin this rank's end of a collective instance must not precede, and whose it is:
+/// the latest member for synchronizing ones, the root for 1-to-N, the latest sender for the
+/// root of N-to-1. False where the instance imposes no order on this rank.
+bool must_follow(const CollInstance& inst, const CollTiming& t, Rank me, Rank& src,
+                 Ticks& begin) {
+  if (t.comm_size <= 1) return false;
+  switch (inst.kind) {
+    case CollKind::Barrier: case CollKind::NxN: case CollKind::Init: case CollKind::Finalize:
+      src = t.latest_rank;
+      begin = t.latest_begin;
+      return true;
+    case CollKind::OneToN:
+      src = t.root;
+      begin = t.root_begin;
+      return t.root_sent > 0;
+    case CollKind::NToOne:
+      src = t.latest_sender;
+      begin = t.latest_sender_begin;
+      return t.has_sender && me == t.root;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 ClockCorrection correct_clocks(const World& world, const Definitions& defs, LocalTrace& trace,
@@ -36,23 +60,10 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
   for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
     add(messages.sends[m].rank, messages.sends[m].time, trace.time[messages.recv_events[m]]);
   for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
-    const CollInstance& inst = collectives.instances[i];
-    const CollTiming& t = collectives.timing[i];
-    if (t.comm_size <= 1) continue;
-    const Ticks end = trace.time[inst.end];
-    switch (inst.kind) {
-      case CollKind::Barrier: case CollKind::NxN: case CollKind::Init: case CollKind::Finalize:
-        add(t.latest_rank, t.latest_begin, end);
-        break;
-      case CollKind::OneToN:
-        if (t.root_sent > 0) add(t.root, t.root_begin, end);
-        break;
-      case CollKind::NToOne:
-        if (t.has_sender && me == t.root) add(t.latest_sender, t.latest_sender_begin, end);
-        break;
-      default:
-        break;
-    }
+    Rank src = 0;
+    Ticks begin = 0;
+    if (must_follow(collectives.instances[i], collectives.timing[i], me, src, begin))
+      add(src, begin, trace.time[collectives.instances[i].end]);
   }
 
   // Gather (src, dst, weight) triples on rank 0.
@@ -122,23 +133,11 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTr
       floor.push_back({messages.recv_events[m], messages.sends[m].time});
   for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
     const CollInstance& inst = collectives.instances[i];
-    const CollTiming& t = collectives.timing[i];
-    if (t.comm_size <= 1) continue;
-    Ticks must_follow = 0;
-    switch (inst.kind) {
-      case CollKind::Barrier: case CollKind::NxN: case CollKind::Init: case CollKind::Finalize:
-        must_follow = t.latest_begin;
-        break;
-      case CollKind::OneToN:
-        if (t.root_sent > 0) must_follow = t.root_begin;
-        break;
-      case CollKind::NToOne:
-        if (t.has_sender && world.rank() == t.root) must_follow = t.latest_sender_begin;
-        break;
-      default:
-        break;
-    }
-    if (must_follow > trace.time[inst.end]) floor.push_back({inst.end, must_follow});
+    Rank src = 0;
+    Ticks begin = 0;
+    if (must_follow(inst, collectives.timing[i], world.rank(), src, begin) &&
+        begin > trace.time[inst.end])
+      floor.push_back({inst.end, begin});
   }
   std::sort(floor.begin(), floor.end());
   std::uint64_t moved = 0;
