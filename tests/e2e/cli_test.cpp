@@ -67,5 +67,30 @@ TEST(Cli, DefaultOutput_IsNextToTheAnchor) {
   EXPECT_NE(r.out.find("report " + (dir / "t/cpreplay.cubex")), std::string::npos) << r.out;
 }
 
+// Traces with several threads per process are refused for now, before any event is read.
+TEST(Cli, ThreadedTrace_RefusedWithOneLine) {
+  TempDir dir;
+  TraceWriter w(2);
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+    w.finalize(r, 0.2, 0.3);
+    w.leave(r, 0.3, "main");
+    w.program_end(r, 0.3);
+  }
+  w.write(dir / "t");
+  const RunResult r = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("cpreplay: error: " + (dir / "t/traces.otf2") +
+                            ": rank 0 has 2 locations (threads); cpreplay analyzes pure MPI "
+                            "traces only for now",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_FALSE(file_exists(dir / "r.cubex"));
+}
+
 }  // namespace
 }  // namespace cpreplay::testing
