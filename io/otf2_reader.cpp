@@ -737,8 +737,6 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
     trace.link.reserve(expected);
   }
   read_location(anchor, defs, rank, state);
-  trace.p2p.shrink_to_fit();
-  trace.coll.shrink_to_fit();
   if (!state.open.empty()) {
     if (partial) {
       trace.incomplete = true;

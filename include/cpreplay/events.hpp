@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,8 +69,10 @@ struct LocalTrace {
   std::vector<std::uint32_t> callpath;
   /// Enter<->Leave, CollBegin<->CollEnd, Isend<->IsendComplete, IrecvRequest<->Irecv.
   std::vector<EventIdx> link;
-  std::vector<P2pRecord> p2p;
-  std::vector<CollRecord> coll;
+  /// Side records in fixed-size blocks: they grow without the copy-and-double peak of a vector
+  /// (their number is not known before reading).
+  std::deque<P2pRecord> p2p;
+  std::deque<CollRecord> coll;
   /// The rank's events stop mid-run (regions left open, or a damaged file read with
   /// --partial); such a trace is cut before analysis.
   bool incomplete = false;

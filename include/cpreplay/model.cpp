@@ -52,8 +52,8 @@ MpiClass classify_mpi_region(const std::string& file, const std::string& name) {
 std::size_t LocalTrace::bytes_used() const {
   return time.capacity() * sizeof(Ticks) + kind.capacity() * sizeof(EventKind) +
          ref.capacity() * sizeof(std::uint32_t) + callpath.capacity() * sizeof(std::uint32_t) +
-         link.capacity() * sizeof(EventIdx) + p2p.capacity() * sizeof(P2pRecord) +
-         coll.capacity() * sizeof(CollRecord);
+         link.capacity() * sizeof(EventIdx) + p2p.size() * sizeof(P2pRecord) +
+         coll.size() * sizeof(CollRecord);
 }
 
 CallpathId CallTree::find_or_add(CallpathId parent, RegionId region) {
