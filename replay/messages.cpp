@@ -3,6 +3,7 @@
 #include "replay/messages.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <unordered_map>
 
@@ -26,7 +27,7 @@ struct SendWire {
 struct ReplyWire {
   Ticks request_enter;
   EventIdx request_event;
-  std::uint32_t matched;
+  std::uint32_t position;  ///< which of the sender's sends to this receiver it answers
 };
 
 /// Exchanges per-peer blocks of PODs. counts[p] = number of T for peer p.
@@ -73,11 +74,13 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 }
 
 MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace, bool tolerate_unmatched) {
+                            const LocalTrace& trace, bool tolerate_unmatched,
+                            std::size_t window) {
   const int n = world.size();
   const Rank me = world.rank();
+  window = std::max<std::size_t>(window, 1);
 
-  // 1. Send records, grouped by destination, each group in event order.
+  // Sends grouped by destination, each group in event order; receives in event order.
   std::vector<std::vector<EventIdx>> sends_to(n);
   std::vector<EventIdx> recv_list;
   for (EventIdx e = 0; e < trace.size(); ++e) {
@@ -89,87 +92,150 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     else
       recv_list.push_back(e);
   }
-  std::vector<SendWire> out;
-  std::vector<int> counts(n);
-  for (int p = 0; p < n; ++p) {
-    counts[p] = static_cast<int>(sends_to[p].size());
-    for (EventIdx e : sends_to[p]) {
-      const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      const EventIdx call = rec.call;
-      out.push_back(SendWire{trace.time[call], trace.time[e], rec.bytes, rec.comm, rec.tag, e, 0});
-    }
-  }
-  std::vector<int> in_counts;
-  const std::vector<SendWire> in = alltoallv(world, out, counts, in_counts);
-  std::vector<SendWire>().swap(out);  // only the received records are needed from here on
+  // How many records each sender will ship to me in all: lets a receive whose queue is empty
+  // tell "not yet here" from "never sent".
+  std::vector<long long> total_to(n), total_from(n);
+  for (int p = 0; p < n; ++p) total_to[p] = static_cast<long long>(sends_to[p].size());
+  MPI_Alltoall(total_to.data(), 1, MPI_LONG_LONG, total_from.data(), 1, MPI_LONG_LONG,
+               world.comm());
 
-  // 2. Match: FIFO queues per (source, communicator, tag).
-  std::vector<int> in_first(n + 1, 0);
-  for (int p = 0; p < n; ++p) in_first[p + 1] = in_first[p] + in_counts[p];
+  // Receiver state: records that arrived but are not matched yet, per (source, comm, tag).
+  struct Pending {
+    SendWire wire;
+    std::uint32_t index;  ///< position in the sender's list of sends to me
+  };
   struct Queue {
-    std::vector<std::uint32_t> items;
-    std::size_t head = 0;
+    std::deque<Pending> items;
   };
   std::unordered_map<std::uint64_t, Queue> queues;
-  for (int p = 0; p < n; ++p)
-    for (int i = in_first[p]; i < in_first[p + 1]; ++i)
-      queues[key_of(p, in[i].comm, in[i].tag)].items.push_back(static_cast<std::uint32_t>(i));
+  std::vector<long long> arrived_from(n, 0);
+  std::size_t cursor = 0;  // next receive to match, in event order
+  // Sender state: what each of my sends learned, by position in sends_to[p].
+  std::vector<std::vector<RemoteRecv>> learned(n);
+  std::vector<std::vector<char>> matched(n);
+  for (int p = 0; p < n; ++p) {
+    learned[p].resize(sends_to[p].size());
+    matched[p].assign(sends_to[p].size(), 0);
+  }
+  std::vector<std::size_t> shipped(n, 0);
 
   MessageTable table;
-  std::vector<ReplyWire> replies(in.size(), ReplyWire{0, kNoEvent, 0});
   std::string error;
-  for (EventIdx e : recv_list) {
+  auto no_send_error = [&](EventIdx e, Rank source, const P2pRecord& rec) {
+    ++table.unmatched;
+    if (error.empty())
+      error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " + std::to_string(e) +
+              ": receive has no matching send from rank " + std::to_string(source) + " (tag " +
+              std::to_string(rec.tag) + ", communicator " + defs.comms[rec.comm].name + ")";
+  };
+
+  // Rounds: every rank ships at most `window` send records per peer, receivers match as far as
+  // the arrived records allow, and replies (with the send's position) go back at once. Memory
+  // for records in flight is bounded by the window, not by the trace.
+  for (;;) {
+    std::vector<SendWire> out;
+    std::vector<int> counts(n, 0);
+    for (int p = 0; p < n; ++p) {
+      const std::size_t take = std::min(window, sends_to[p].size() - shipped[p]);
+      counts[p] = static_cast<int>(take);
+      for (std::size_t k = shipped[p]; k < shipped[p] + take; ++k) {
+        const EventIdx e = sends_to[p][k];
+        const P2pRecord& rec = trace.p2p[trace.ref[e]];
+        out.push_back(SendWire{trace.time[rec.call], trace.time[e], rec.bytes, rec.comm, rec.tag,
+                               e, 0});
+      }
+      shipped[p] += take;
+    }
+    std::vector<int> in_counts;
+    const std::vector<SendWire> in = alltoallv(world, out, counts, in_counts);
+    std::vector<SendWire>().swap(out);
+    std::size_t at = 0;
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < in_counts[p]; ++i, ++at)
+        queues[key_of(p, in[at].comm, in[at].tag)].items.push_back(
+            Pending{in[at], static_cast<std::uint32_t>(arrived_from[p]++)});
+
+    std::vector<std::vector<ReplyWire>> replies_to(n);
+    while (cursor < recv_list.size()) {
+      const EventIdx e = recv_list[cursor];
+      const P2pRecord& rec = trace.p2p[trace.ref[e]];
+      const Rank source = defs.comms[rec.comm].world_rank(rec.peer, me);
+      auto it = queues.find(key_of(source, rec.comm, rec.tag));
+      if (it == queues.end() || it->second.items.empty()) {
+        if (arrived_from[source] < total_from[source]) break;  // more is on its way
+        no_send_error(e, source, rec);
+        ++cursor;
+        continue;
+      }
+      const Pending m = it->second.items.front();
+      it->second.items.pop_front();
+      table.recv_events.push_back(e);
+      table.sends.push_back(RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event,
+                                       source});
+      // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
+      EventIdx request = e;
+      if (trace.kind[e] == EventKind::Irecv && trace.link[e] != kNoEvent) request = trace.link[e];
+      replies_to[source].push_back(
+          ReplyWire{trace.time[trace.call_of(request)], request, m.index});
+      ++cursor;
+    }
+
+    std::vector<ReplyWire> flat;
+    std::vector<int> reply_counts(n);
+    for (int p = 0; p < n; ++p) {
+      reply_counts[p] = static_cast<int>(replies_to[p].size());
+      flat.insert(flat.end(), replies_to[p].begin(), replies_to[p].end());
+    }
+    std::vector<int> back_counts;
+    const std::vector<ReplyWire> back = alltoallv(world, flat, reply_counts, back_counts);
+    at = 0;
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < back_counts[p]; ++i, ++at) {
+        const ReplyWire& r = back[at];
+        learned[p][r.position] = RemoteRecv{r.request_enter, r.request_event, p};
+        matched[p][r.position] = 1;
+      }
+
+    bool more = false;
+    for (int p = 0; p < n && !more; ++p) more = shipped[p] < sends_to[p].size();
+    if (!world.any(more)) break;
+  }
+  // Everything has arrived: receives still waiting have no send.
+  for (; cursor < recv_list.size(); ++cursor) {
+    const EventIdx e = recv_list[cursor];
     const P2pRecord& rec = trace.p2p[trace.ref[e]];
     const Rank source = defs.comms[rec.comm].world_rank(rec.peer, me);
     auto it = queues.find(key_of(source, rec.comm, rec.tag));
-    if (it == queues.end() || it->second.head == it->second.items.size()) {
-      ++table.unmatched;
-      if (error.empty())
-        error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " +
-                std::to_string(e) + ": receive has no matching send from rank " +
-                std::to_string(source) + " (tag " + std::to_string(rec.tag) + ", communicator " +
-                defs.comms[rec.comm].name + ")";
+    if (it != queues.end() && !it->second.items.empty()) {
+      // Cannot happen: the loop above matched while records were queued.
       continue;
     }
-    const std::uint32_t i = it->second.items[it->second.head++];
-    const SendWire& s = in[i];
-    table.recv_events.push_back(e);
-    table.sends.push_back(RemoteSend{s.call_enter, s.time, s.bytes, s.event, source});
-    // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
-    EventIdx request = e;
-    if (trace.kind[e] == EventKind::Irecv && trace.link[e] != kNoEvent) request = trace.link[e];
-    const EventIdx call = trace.call_of(request);
-    replies[i] = ReplyWire{trace.time[call], request, 1};
+    no_send_error(e, source, rec);
   }
-  for (const auto& [key, q] : queues) table.unmatched += q.items.size() - q.head;
-  if (error.empty())
-    for (const auto& [key, q] : queues)
-      if (q.head < q.items.size()) {
-        const SendWire& s = in[q.items[q.head]];
-        const Rank source = static_cast<Rank>(key >> 40);
-        error = defs.anchor_path + ": rank " + std::to_string(source) + ", event " +
-                std::to_string(s.event) + ": send to rank " + std::to_string(me) + " (tag " +
-                std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
-                ") has no matching receive";
-        break;
-      }
+  for (const auto& [key, q] : queues) {
+    table.unmatched += q.items.size();
+    if (error.empty() && !q.items.empty()) {
+      const SendWire& s = q.items.front().wire;
+      const Rank source = static_cast<Rank>(key >> 40);
+      error = defs.anchor_path + ": rank " + std::to_string(source) + ", event " +
+              std::to_string(s.event) + ": send to rank " + std::to_string(me) + " (tag " +
+              std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
+              ") has no matching receive";
+    }
+  }
 
-  // 3. Replies go back in the order the records came; senders pair them with their sends.
-  //    Peer p's k-th send owns reply first[p] + k, so one walk in event order restores it.
-  std::vector<int> back_counts;
-  const std::vector<ReplyWire> back = alltoallv(world, replies, in_counts, back_counts);
+  // Sends in local event order, with what they learned.
   std::vector<std::size_t> next(n, 0);
-  for (int p = 1; p < n; ++p) next[p] = next[p - 1] + sends_to[p - 1].size();
   for (EventIdx e = 0; e < trace.size(); ++e) {
     const EventKind k = trace.kind[e];
     if ((k != EventKind::Send && k != EventKind::Isend) || !takes_part_in_matching(defs, trace, e))
       continue;
     const P2pRecord& rec = trace.p2p[trace.ref[e]];
     const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
-    const ReplyWire& r = back[next[peer]++];
-    if (!r.matched) continue;
+    const std::size_t k_pos = next[peer]++;
+    if (!matched[peer][k_pos]) continue;
     table.send_events.push_back(e);
-    table.recvs.push_back(RemoteRecv{r.request_enter, r.request_event, peer});
+    table.recvs.push_back(learned[peer][k_pos]);
   }
   if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
   return table;

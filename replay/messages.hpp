@@ -40,12 +40,14 @@ struct MessageTable {
 bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e);
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
-/// meets the k-th receive. One MPI_Alltoallv ships all send records to their receivers, a
-/// second one returns the receive-request times to the senders.
-/// Throws ReplayError (after both exchanges, so all ranks finish them) for unmatched messages.
+/// meets the k-th receive. In rounds, one MPI_Alltoallv ships at most `window` send records
+/// per peer to their receivers, which match as far as the arrived records allow, and a second
+/// one returns the receive-request times to the senders; the result does not depend on the
+/// window. Throws ReplayError (after all rounds, so all ranks finish them) for unmatched
+/// messages; with `tolerate_unmatched` (--partial) they are counted and left out.
 /// MPI: collective on world.
-/// With `tolerate_unmatched` (--partial), unmatched messages are counted and left out.
 MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace, bool tolerate_unmatched = false);
+                            const LocalTrace& trace, bool tolerate_unmatched = false,
+                            std::size_t window = 65536);
 
 }  // namespace cpreplay::replay

@@ -116,7 +116,7 @@ void run(const Settings& settings, replay::World& world) {
   progress.begin("forward");
   replay::MessageTable messages;
   replay::CollectiveTable collectives;
-  world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial); });
+  world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial, settings.window); });
   world.agree([&] {
     collectives =
         replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
@@ -125,7 +125,7 @@ void run(const Settings& settings, replay::World& world) {
   if (settings.time_correct) {
     auto recollect = [&] {  // the matching is unchanged; the timings the passes read are not
       world.agree([&] {
-        messages = replay::match_messages(world, defs, trace, settings.partial);
+        messages = replay::match_messages(world, defs, trace, settings.partial, settings.window);
       });
       world.agree([&] {
         collectives =
