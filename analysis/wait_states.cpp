@@ -212,12 +212,10 @@ class Pass {
       const Ticks x = trace_.time[inst.end];
       const std::uint32_t cp = trace_.callpath[inst.end];
       std::uint64_t sent = 0, received = 0;
-      std::uint32_t root = UINT32_MAX;
       if (trace_.kind[inst.end] == EventKind::CollEnd) {
         const CollRecord& rec = trace_.coll[trace_.ref[inst.end]];
         sent = rec.sent;
         received = rec.received;
-        root = rec.root;
         // Non-blocking collectives (MPI_I...) are not analyzed.
         const std::string& name = defs_.regions[trace_.ref[rec.call]].name;
         if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) continue;
@@ -309,7 +307,6 @@ class Pass {
         case replay::CollKind::Unanalyzed:
           break;
       }
-      (void)root;
     }
   }
 

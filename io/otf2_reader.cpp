@@ -565,11 +565,6 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
   })
 }
 
-OTF2_CallbackCode evt_unknown(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*,
-                              OTF2_AttributeList*) {
-  return OTF2_CALLBACK_SUCCESS;
-}
-
 struct CallbacksDeleter {
   void operator()(OTF2_EvtReaderCallbacks* c) const { OTF2_EvtReaderCallbacks_Delete(c); }
 };
@@ -634,7 +629,6 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(c, evt_request_cancelled);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(c, evt_coll_begin);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(c, evt_coll_end);
-  (void)evt_unknown;
   check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &state), anchor, where + ": registering");
 
   uint64_t n = 0;
