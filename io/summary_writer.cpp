@@ -33,6 +33,11 @@ std::string seconds(double s) {
   return format("%.2f us", s * 1e6);
 }
 
+/// "1 rank", "3 ranks".
+std::string count(std::uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string percent(double fraction) { return format("%.1f %%", fraction * 100.0); }
 
 /// The call path without the program root, shortened from the left to fit `width`.
@@ -108,18 +113,18 @@ std::string summary_text(const Summary& s) {
   if (s.partial)
     out += wrap("  PARTIAL: ",
                 "rank " + std::to_string(s.partial_first_rank) + " stopped mid-run (" +
-                    std::to_string(s.partial_incomplete_ranks) +
-                    " incomplete ranks); every rank was analyzed up to " +
-                    seconds(s.wall_clock) + " after the start; " +
-                    std::to_string(s.partial_events_cut) + " events after that were cut, " +
-                    std::to_string(s.partial_regions_closed) + " open regions closed there, " +
-                    std::to_string(s.partial_unmatched_messages) + " unmatched messages and " +
-                    std::to_string(s.partial_collectives_dropped) +
-                    " unfinished collective instances left out");
+                    count(s.partial_incomplete_ranks, "incomplete rank") +
+                    "); every rank was analyzed up to " + seconds(s.wall_clock) +
+                    " after the start; " + count(s.partial_events_cut, "event") +
+                    " after that cut, " + count(s.partial_regions_closed, "open region") +
+                    " closed there, " + count(s.partial_unmatched_messages, "unmatched message") +
+                    " and " +
+                    count(s.partial_collectives_dropped, "unfinished collective instance") +
+                    " left out");
   if (s.time_corrected)
-    out += wrap("  ", "time correction: moved " + std::to_string(s.corrected_events) +
-                          " events on " + std::to_string(s.corrected_ranks) +
-                          " ranks by at most " + seconds(s.max_correction) +
+    out += wrap("  ", "time correction: moved " + count(s.corrected_events, "event") + " on " +
+                          count(static_cast<std::uint64_t>(s.corrected_ranks), "rank") +
+                          " by at most " + seconds(s.max_correction) +
                           (s.correction_consistent
                                ? std::string(" (constant clock offsets; local intervals kept)")
                                : std::string(" (the clocks drift: no constant offsets fit)")) +
