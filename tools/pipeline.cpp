@@ -12,13 +12,13 @@
 #include "analysis/profile.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
-#include "replay/clock_correction.hpp"
-#include "replay/collectives.hpp"
-#include "replay/messages.hpp"
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
 #include "io/summary_writer.hpp"
+#include "replay/clock_correction.hpp"
+#include "replay/collectives.hpp"
+#include "replay/messages.hpp"
 #include "replay/preprocess.hpp"
 #include "tools/report.hpp"
 
@@ -47,181 +47,123 @@ std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
   return total;
 }
 
-}  // namespace
+/// The state the stages hand to each other. Every stage is collective on world; errors inside
+/// them surface through World::agree, so all ranks stop at the same boundary.
+class Pipeline {
+ public:
+  Pipeline(const Settings& settings, replay::World& world)
+      : settings_(settings),
+        world_(world),
+        progress_(world, settings.quiet || settings.count_ranks),
+        output_(settings.output.empty() ? default_output(settings.anchor) : settings.output) {}
 
-void run(const Settings& settings, replay::World& world) {
-  replay::Progress progress(world, settings.quiet || settings.count_ranks);
-  const std::string output = settings.output.empty() ? default_output(settings.anchor)
-                                                     : settings.output;
-
-  // Load: definitions everywhere, then each rank its own events.
-  progress.begin("definitions");
-  Definitions defs;
-  world.agree([&] { defs = io::read_definitions(settings.anchor); });
-  if (settings.count_ranks) {
-    if (world.rank() == 0) std::printf("%d\n", defs.ranks());
-    return;
+  /// Definitions everywhere; checks the rank count and threads. False: nothing more to do.
+  bool load_definitions() {
+    progress_.begin("definitions");
+    world_.agree([&] { defs_ = io::read_definitions(settings_.anchor); });
+    if (settings_.count_ranks) {
+      if (world_.rank() == 0) std::printf("%d\n", defs_.ranks());
+      return false;
+    }
+    if (defs_.ranks() != world_.size())
+      throw UsageError(settings_.anchor + " has " + std::to_string(defs_.ranks()) +
+                       " MPI ranks but cpreplay runs on " + std::to_string(world_.size()) +
+                       ": use mpirun -np " + std::to_string(defs_.ranks()));
+    for (int r = 0; r < defs_.ranks(); ++r)
+      if (defs_.processes[r].locations > 1)
+        throw UsageError(settings_.anchor + ": rank " + std::to_string(r) + " has " +
+                         std::to_string(defs_.processes[r].locations) +
+                         " locations (threads); cpreplay analyzes pure MPI traces only for now");
+    progress_.end(std::to_string(defs_.ranks()) + " ranks, " +
+                  std::to_string(defs_.regions.size()) + " regions");
+    return true;
   }
-  if (defs.ranks() != world.size())
-    throw UsageError(settings.anchor + " has " + std::to_string(defs.ranks()) +
-                     " MPI ranks but cpreplay runs on " + std::to_string(world.size()) +
-                     ": use mpirun -np " + std::to_string(defs.ranks()));
-  for (int r = 0; r < defs.ranks(); ++r)
-    if (defs.processes[r].locations > 1)
-      throw UsageError(settings.anchor + ": rank " + std::to_string(r) + " has " +
-                       std::to_string(defs.processes[r].locations) +
-                       " locations (threads); cpreplay analyzes pure MPI traces only for now");
-  progress.end(std::to_string(defs.ranks()) + " ranks, " + std::to_string(defs.regions.size()) +
-               " regions");
 
-  if (settings.read_only) {
-    progress.begin("decode");
+  /// --read-only: decode the events and report how long that took, nothing else.
+  void decode_only() {
+    progress_.begin("decode");
     std::uint64_t n = 0;
-    world.agree([&] { n = io::decode_events_only(settings.anchor, defs, world.rank()); });
-    progress.end(std::to_string(sum_over_ranks(world, n)) + " events (read-only)");
-    std::uint64_t peak = peak_rss_bytes(), max_peak = 0;
-    MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
-    if (settings.verbose && world.rank() == 0)
-      std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max)\n",
-                   static_cast<double>(max_peak) / 1e6);
-    return;
+    world_.agree([&] { n = io::decode_events_only(settings_.anchor, defs_, world_.rank()); });
+    progress_.end(std::to_string(sum_over_ranks(world_, n)) + " events (read-only)");
+    report_peak_memory();
   }
 
-  // The report file is opened first so an unwritable path fails before any work.
-  std::unique_ptr<io::CubeWriter> writer;
-  world.agree([&] {
-    if (world.rank() != 0) return;
-    writer = std::make_unique<io::CubeWriter>(output, io::CubeReportDef{});
-    if (!settings.json.empty()) io::check_json_writable(settings.json);
-  });
-
-  progress.begin("events");
-  LocalTrace trace;
-  CallTree local_tree;
-  world.agree([&] {
-    trace = io::read_events(settings.anchor, defs, world.rank(), local_tree, settings.partial);
-  });
-  const std::uint64_t events = sum_over_ranks(world, trace.size());
-  progress.end(std::to_string(events) + " events");
-
-  progress.begin("preprocess");
-  replay::PartialCut cut;
-  if (settings.partial) cut = replay::cut_to_common_end(world, trace);
-  const CallTree tree = replay::unify_call_trees(world, local_tree, trace);
-  progress.end(std::to_string(tree.size()) + " call paths");
-
-  analysis::Severity sev(tree.size());
-  analysis::profile_pass(defs, tree, trace, sev);
-
-  progress.begin("forward");
-  replay::MessageTable messages;
-  replay::CollectiveTable collectives;
-  world.agree([&] { messages = replay::match_messages(world, defs, trace, settings.partial, settings.window); });
-  world.agree([&] {
-    collectives =
-        replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
-  });
-  replay::ClockCorrection correction;
-  if (settings.time_correct) {
-    auto recollect = [&] {  // the matching is unchanged; the timings the passes read are not
-      world.agree([&] {
-        messages = replay::match_messages(world, defs, trace, settings.partial, settings.window);
-      });
-      world.agree([&] {
-        collectives =
-            replay::reduce_collectives(world, defs, trace, settings.window, settings.partial);
-      });
-    };
-    correction = replay::correct_clocks(world, defs, trace, messages, collectives);
-    recollect();
-    // Drifting clocks: forward jumps until nothing moves (a bounded number of rounds).
-    double largest_jump = 0.0;
-    for (int round = 0; round < kMaxJumpRounds; ++round) {
-      const std::uint64_t moved =
-          replay::forward_jumps(world, defs, trace, messages, collectives, largest_jump);
-      if (moved == 0) break;
-      correction.jumped_events += moved;
-      ++correction.jump_rounds;
-      recollect();
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world.comm());
-    correction.max_jump = largest_jump;
+  /// The report (and --json) paths are opened first, so an unwritable path fails before work.
+  void probe_outputs() {
+    world_.agree([&] {
+      if (world_.rank() != 0) return;
+      writer_ = std::make_unique<io::CubeWriter>(output_, io::CubeReportDef{});
+      if (!settings_.json.empty()) io::check_json_writable(settings_.json);
+    });
   }
-  const analysis::WaitStateResult waits =
-      analysis::wait_state_pass(defs, trace, messages, collectives, sev);
-  progress.end(std::to_string(sum_over_ranks(world, messages.recv_events.size())) +
-               " messages, " + std::to_string(sum_over_ranks(world, waits.waits.size())) +
-               " wait states");
 
-  progress.begin("backward");
-  const analysis::CriticalPathResult cp =
-      analysis::critical_path_pass(world, defs, tree, trace, waits, collectives,
-                                   settings.partial ? cut.first_to_stop : -1);
-  const analysis::CriticalPathSummary path = analysis::indicator_pass(world, tree, cp, sev);
-  progress.end("critical path " + std::to_string(path.length) + " s, " +
-               std::to_string(sum_over_ranks(world, cp.owned_segments)) + " segments");
-
-  analysis::drop_mpi_only_on_non_mpi(defs, tree, sev);
-  analysis::finalize_metric_tree(sev);
-
-  progress.begin("report");
-  world.agree([&] {
-    if (world.rank() != 0) return;
-    writer.reset();  // the probe's temporary file goes before the real one takes its name
-    io::CubeReportDef def = make_report_def(defs, tree, kCreator);
-    if (cut.applied) {
-      // A partial report says so in its attributes, for whoever opens it later.
-      def.attributes.push_back({"cpreplay::partial", "true"});
-      def.attributes.push_back(
-          {"cpreplay::partial_cut_seconds", std::to_string(defs.clock.seconds(cut.cut_time))});
-      def.attributes.push_back({"cpreplay::partial_first_rank_to_stop",
-                                std::to_string(cut.first_to_stop)});
-    }
-    writer = std::make_unique<io::CubeWriter>(output, std::move(def));
-  });
-  world.agree([&] {
-    gather_and_write(world, tree, sev, writer.get());
-    if (writer) writer->commit();
-  });
-  progress.end(output);
-
-  Summary summary =
-      analysis::build_summary(world, defs, tree, trace, sev, waits, path);
-  summary.report = output;
-  summary.json = settings.json;
-  summary.analysis_seconds = progress.seconds_since_start();
-  summary.time_corrected = settings.time_correct;
-  summary.corrected_events = correction.moved_events;
-  summary.corrected_ranks = correction.moved_ranks;
-  summary.max_correction = correction.max_shift;
-  summary.correction_consistent = correction.consistent;
-  summary.jumped_events = correction.jumped_events;
-  summary.max_jump = correction.max_jump;
-  if (cut.applied) {
-    summary.partial = true;
-    summary.partial_first_rank = cut.first_to_stop;
-    summary.partial_incomplete_ranks = cut.incomplete_ranks;
-    summary.partial_events_cut = cut.events_cut;
-    summary.partial_regions_closed = cut.regions_closed;
-    summary.partial_unmatched_messages = sum_over_ranks(world, messages.unmatched);
-    summary.partial_collectives_dropped = sum_over_ranks(world, collectives.dropped);
+  void load_events() {
+    progress_.begin("events");
+    world_.agree([&] {
+      trace_ = io::read_events(settings_.anchor, defs_, world_.rank(), local_tree_,
+                               settings_.partial);
+    });
+    progress_.end(std::to_string(sum_over_ranks(world_, trace_.size())) + " events");
   }
-  world.agree([&] {
-    if (world.rank() == 0 && !settings.json.empty())
-      io::write_summary_json(settings.json, summary);
-  });
-  // For benchmarks: the largest per-rank peak and what it means per event.
-  std::uint64_t peak = peak_rss_bytes(), max_peak = 0, max_events = 0;
-  const std::uint64_t mine = trace.size();
-  MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
-  MPI_Reduce(&mine, &max_events, 1, MPI_UINT64_T, MPI_MAX, 0, world.comm());
-  if (settings.verbose && world.rank() == 0)
-    std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max), %.1f bytes/event, "
-                         "%llu events on the largest rank\n",
-                 static_cast<double>(max_peak) / 1e6,
-                 max_events ? static_cast<double>(max_peak) / static_cast<double>(max_events) : 0.0,
-                 static_cast<unsigned long long>(max_events));
-  if (world.rank() == 0) {
+
+  /// --partial cut, unified call tree, and the communication-free profile.
+  void preprocess() {
+    progress_.begin("preprocess");
+    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, trace_);
+    tree_ = replay::unify_call_trees(world_, local_tree_, trace_);
+    sev_.resize(tree_.size());
+    analysis::profile_pass(defs_, tree_, trace_, sev_);
+    progress_.end(std::to_string(tree_.size()) + " call paths");
+  }
+
+  /// Message matching and collective timings, clock correction if asked, wait states.
+  void forward() {
+    progress_.begin("forward");
+    replay_communication();
+    if (settings_.time_correct) correct_clocks();
+    waits_ = analysis::wait_state_pass(defs_, trace_, messages_, collectives_, sev_);
+    progress_.end(std::to_string(sum_over_ranks(world_, messages_.recv_events.size())) +
+                  " messages, " + std::to_string(sum_over_ranks(world_, waits_.waits.size())) +
+                  " wait states");
+  }
+
+  /// Critical path and the indicators built on it.
+  void backward() {
+    progress_.begin("backward");
+    const analysis::CriticalPathResult cp = analysis::critical_path_pass(
+        world_, defs_, tree_, trace_, waits_, collectives_,
+        settings_.partial ? cut_.first_to_stop : -1);
+    path_ = analysis::indicator_pass(world_, tree_, cp, sev_);
+    progress_.end("critical path " + std::to_string(path_.length) + " s, " +
+                  std::to_string(sum_over_ranks(world_, cp.owned_segments)) + " segments");
+  }
+
+  void write_report() {
+    analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev_);
+    analysis::finalize_metric_tree(sev_);
+    progress_.begin("report");
+    world_.agree([&] {
+      if (world_.rank() != 0) return;
+      writer_.reset();  // the probe's temporary file goes before the real one takes its name
+      writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
+    });
+    world_.agree([&] {
+      gather_and_write(world_, tree_, sev_, writer_.get());
+      if (writer_) writer_->commit();
+    });
+    progress_.end(output_);
+  }
+
+  /// The summary on stdout (rank 0) and in --json.
+  void summarize() {
+    Summary summary = analysis::build_summary(world_, defs_, tree_, trace_, sev_, waits_, path_);
+    describe_run(summary);
+    world_.agree([&] {
+      if (world_.rank() == 0 && !settings_.json.empty())
+        io::write_summary_json(settings_.json, summary);
+    });
+    report_peak_memory();
+    if (world_.rank() != 0) return;
     const std::uint64_t violations = summary.p2p_clock_violations + summary.coll_clock_violations;
     if (violations > 0)
       std::fprintf(stderr,
@@ -230,10 +172,130 @@ void run(const Settings& settings, replay::World& world) {
                    static_cast<unsigned long long>(violations),
                    static_cast<unsigned long long>(summary.p2p_clock_violations),
                    static_cast<unsigned long long>(summary.coll_clock_violations),
-                   settings.time_correct ? "" : "; rerun with --time-correct");
+                   settings_.time_correct ? "" : "; rerun with --time-correct");
     std::fputs(io::summary_text(summary).c_str(), stdout);
     std::fflush(stdout);
   }
+
+ private:
+  /// The matching is fixed by the trace; the timings it carries change with clock correction.
+  void replay_communication() {
+    world_.agree([&] {
+      messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
+                                         settings_.window);
+    });
+    world_.agree([&] {
+      collectives_ = replay::reduce_collectives(world_, defs_, trace_, settings_.window,
+                                                settings_.partial);
+    });
+  }
+
+  /// Constant offsets first; where clocks drift, forward jumps until nothing moves.
+  void correct_clocks() {
+    correction_ = replay::correct_clocks(world_, defs_, trace_, messages_, collectives_);
+    replay_communication();
+    double largest_jump = 0.0;
+    for (int round = 0; round < kMaxJumpRounds; ++round) {
+      const std::uint64_t moved =
+          replay::forward_jumps(world_, defs_, trace_, messages_, collectives_, largest_jump);
+      if (moved == 0) break;
+      correction_.jumped_events += moved;
+      ++correction_.jump_rounds;
+      replay_communication();
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world_.comm());
+    correction_.max_jump = largest_jump;
+  }
+
+  io::CubeReportDef report_def() const {
+    io::CubeReportDef def = make_report_def(defs_, tree_, kCreator);
+    if (cut_.applied) {
+      // A partial report says so in its attributes, for whoever opens it later.
+      def.attributes.push_back({"cpreplay::partial", "true"});
+      def.attributes.push_back(
+          {"cpreplay::partial_cut_seconds", std::to_string(defs_.clock.seconds(cut_.cut_time))});
+      def.attributes.push_back(
+          {"cpreplay::partial_first_rank_to_stop", std::to_string(cut_.first_to_stop)});
+    }
+    return def;
+  }
+
+  /// What the run did beyond the analysis: outputs, clock correction, the partial cut.
+  void describe_run(Summary& s) {
+    s.report = output_;
+    s.json = settings_.json;
+    s.analysis_seconds = progress_.seconds_since_start();
+    s.time_corrected = settings_.time_correct;
+    s.corrected_events = correction_.moved_events;
+    s.corrected_ranks = correction_.moved_ranks;
+    s.max_correction = correction_.max_shift;
+    s.correction_consistent = correction_.consistent;
+    s.jumped_events = correction_.jumped_events;
+    s.max_jump = correction_.max_jump;
+    // Collective either way: every rank knows whether the cut applied.
+    const std::uint64_t unmatched = sum_over_ranks(world_, messages_.unmatched);
+    const std::uint64_t dropped = sum_over_ranks(world_, collectives_.dropped);
+    if (!cut_.applied) return;
+    s.partial = true;
+    s.partial_first_rank = cut_.first_to_stop;
+    s.partial_incomplete_ranks = cut_.incomplete_ranks;
+    s.partial_events_cut = cut_.events_cut;
+    s.partial_regions_closed = cut_.regions_closed;
+    s.partial_unmatched_messages = unmatched;
+    s.partial_collectives_dropped = dropped;
+  }
+
+  /// -v: the largest per-rank peak and what it means per event (for bench/).
+  void report_peak_memory() {
+    std::uint64_t peak = peak_rss_bytes(), max_peak = 0, max_events = 0;
+    const std::uint64_t mine = trace_.size();
+    MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world_.comm());
+    MPI_Reduce(&mine, &max_events, 1, MPI_UINT64_T, MPI_MAX, 0, world_.comm());
+    if (!settings_.verbose || world_.rank() != 0) return;
+    if (max_events == 0) {
+      std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max)\n",
+                   static_cast<double>(max_peak) / 1e6);
+      return;
+    }
+    std::fprintf(stderr,
+                 "cpreplay: peak memory per rank %.1f MB (max), %.1f bytes/event, %llu events on "
+                 "the largest rank\n",
+                 static_cast<double>(max_peak) / 1e6,
+                 static_cast<double>(max_peak) / static_cast<double>(max_events),
+                 static_cast<unsigned long long>(max_events));
+  }
+
+  const Settings& settings_;
+  replay::World& world_;
+  replay::Progress progress_;
+  const std::string output_;
+  std::unique_ptr<io::CubeWriter> writer_;  // rank 0 only
+  Definitions defs_;
+  LocalTrace trace_;
+  CallTree local_tree_;
+  CallTree tree_;
+  analysis::Severity sev_;
+  replay::PartialCut cut_;
+  replay::MessageTable messages_;
+  replay::CollectiveTable collectives_;
+  replay::ClockCorrection correction_;
+  analysis::WaitStateResult waits_;
+  analysis::CriticalPathSummary path_;
+};
+
+}  // namespace
+
+void run(const Settings& settings, replay::World& world) {
+  Pipeline p(settings, world);
+  if (!p.load_definitions()) return;
+  if (settings.read_only) return p.decode_only();
+  p.probe_outputs();
+  p.load_events();
+  p.preprocess();
+  p.forward();
+  p.backward();
+  p.write_report();
+  p.summarize();
 }
 
 }  // namespace cpreplay::tools
