@@ -40,13 +40,17 @@ std::string count(std::uint64_t n, const std::string& noun) {
 
 std::string percent(double fraction) { return format("%.1f %%", fraction * 100.0); }
 
-/// The call path without the program root, shortened from the left to fit `width`.
+/// The call path without the program root; when too long, whole leading components give way
+/// to ".../" (region names such as "int main(int, char**)" contain no '/').
 std::string short_path(const std::string& path, std::size_t width) {
   std::string p = path;
-  const auto slash = p.find('/');
+  auto slash = p.find('/');
   if (slash != std::string::npos) p = p.substr(slash + 1);
   if (p.size() <= width) return p;
-  return "..." + p.substr(p.size() - (width - 3));
+  while ((slash = p.find('/')) != std::string::npos && p.size() + 4 > width) p = p.substr(slash + 1);
+  p = ".../" + p;
+  if (p.size() > width) p = p.substr(0, width - 3) + "...";
+  return p;
 }
 
 std::string pad(const std::string& s, std::size_t width, bool right = false) {
@@ -165,7 +169,7 @@ std::string summary_text(const Summary& s) {
       std::string where;
       for (const auto& c : w.callpaths)
         where += (where.empty() ? "" : ", ") + short_path(c.path, 30) + " " + seconds(c.seconds);
-      out += wrap("  " + pad(w.name, 22) + pad(seconds(w.seconds), 10, true) +
+      out += wrap("  " + pad(w.name, 26) + pad(seconds(w.seconds), 10, true) +
                       pad(percent(w.share), 8, true) + "  ",
                   "in " + where);
     }
@@ -196,10 +200,10 @@ std::string summary_text(const Summary& s) {
 
   if (!s.worst.empty()) {
     out += "\nMost severe wait states (for a timeline viewer)\n";
-    out += "  " + pad("wait state", 22) + pad("call path", 34) + pad("rank", 6, true) +
+    out += "  " + pad("wait state", 26) + pad("call path", 30) + pad("rank", 6, true) +
            pad("start", 14, true) + pad("duration", 12, true) + "\n";
     for (const SummaryWaitInstance& w : s.worst)
-      out += "  " + pad(w.name, 22) + pad(short_path(w.path, 33), 34) +
+      out += "  " + pad(w.name, 26) + pad(short_path(w.path, 29), 30) +
              pad(std::to_string(w.rank), 6, true) + pad(format("%.6f s", w.start), 14, true) +
              pad(seconds(w.duration), 12, true) + "\n";
   }
