@@ -88,11 +88,13 @@ class Pipeline {
     report_peak_memory();
   }
 
-  /// The report (and --json) paths are opened first, so an unwritable path fails before work.
+  /// The report (and --json) paths are tried first, so an unwritable path fails before work.
+  /// The probe's temporary file goes at once: a run killed mid-analysis leaves nothing behind,
+  /// whatever signal ends it.
   void probe_outputs() {
     world_.agree([&] {
       if (world_.rank() != 0) return;
-      writer_ = std::make_unique<io::CubeWriter>(output_, io::CubeReportDef{});
+      { io::CubeWriter probe(output_, io::CubeReportDef{}); }
       if (!settings_.json.empty()) io::check_json_writable(settings_.json);
     });
   }
@@ -143,9 +145,7 @@ class Pipeline {
     analysis::finalize_metric_tree(sev_);
     progress_.begin("report");
     world_.agree([&] {
-      if (world_.rank() != 0) return;
-      writer_.reset();  // the probe's temporary file goes before the real one takes its name
-      writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
+      if (world_.rank() == 0) writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
     });
     world_.agree([&] {
       gather_and_write(world_, tree_, sev_, writer_.get());

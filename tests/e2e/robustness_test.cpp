@@ -429,8 +429,8 @@ TEST(Robustness, RankKilledAtStart_OthersStopPromptly) {
   expect_killed_run_stopped(c, run);
 }
 
-// Killed at its 4th agreed step (today: message matching). By then rank 0 holds the report's
-// temporary file, which its SIGTERM handler must remove (tools/main.cpp).
+// Killed at its 4th agreed step (today: message matching), mid-analysis: no temporary file may
+// be left, whether mpirun ends the others with SIGTERM or SIGKILL.
 TEST(Robustness, RankKilledMidAnalysis_OthersStopAndNoTemporaryLeft) {
   Case c;
   write_trace(c.trace());
