@@ -98,16 +98,8 @@ class Pass {
     const std::uint32_t cp = trace_.callpath[r];
     sev_.add(Metric::MpiLatesender, cp, idle);
     sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
-    WaitState w;
-    w.event = r;
-    w.callpath = cp;
-    w.wait = idle;
-    w.metric = Metric::MpiLatesender;
-    w.start = trace_.time[trace_.call_of(r)];
-    w.hop = HopKind::Event;
-    w.target_rank = s.rank;
-    w.target = s.event;
-    result_.waits.push_back(w);
+    record_wait(r, cp, idle, Metric::MpiLatesender, trace_.time[trace_.call_of(r)],
+                HopKind::Event, s.rank, 0, s.event);
     if (ls_buffer_.size() == kWrongOrderWindow) {
       const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
       ls_buffer_.pop_front();
@@ -191,16 +183,9 @@ class Pass {
     const std::uint64_t bytes = trace_.p2p[trace_.ref[s]].bytes;
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
-    WaitState w;
-    w.event = completion;
-    w.callpath = cp;
-    w.wait = idle;
-    w.metric = Metric::MpiLatereceiver;
-    w.start = trace_.time[trace_.call_of(completion)];
-    w.hop = HopKind::Event;
-    w.target_rank = msg_.recvs[m].rank;
-    w.target = msg_.recvs[m].request_event;
-    result_.waits.push_back(w);
+    record_wait(completion, cp, idle, Metric::MpiLatereceiver,
+                trace_.time[trace_.call_of(completion)], HopKind::Event, msg_.recvs[m].rank, 0,
+                msg_.recvs[m].request_event);
   }
 
   // ---- Collectives (§4) --------------------------------------------------------------
@@ -313,16 +298,23 @@ class Pass {
   void add_collective_wait(const replay::CollInstance& inst, std::uint32_t cp, double wait,
                            Rank target, Metric metric) {
     if (wait <= 0.0) return;
+    record_wait(inst.end, cp, wait, metric, trace_.time[inst.begin], HopKind::Collective, target,
+                inst.comm, inst.index);
+  }
+
+  /// Publishes a wait state for the critical path (and the summary's worst instances).
+  void record_wait(EventIdx event, std::uint32_t cp, double wait, Metric metric, Ticks start,
+                   HopKind hop, Rank target_rank, std::uint32_t comm, std::uint64_t target) {
     WaitState w;
-    w.event = inst.end;
+    w.event = event;
     w.callpath = cp;
     w.wait = wait;
     w.metric = metric;
-    w.start = trace_.time[inst.begin];
-    w.hop = HopKind::Collective;
-    w.target_rank = target;
-    w.comm = inst.comm;
-    w.target = inst.index;
+    w.start = start;
+    w.hop = hop;
+    w.target_rank = target_rank;
+    w.comm = comm;
+    w.target = target;
     result_.waits.push_back(w);
   }
 
