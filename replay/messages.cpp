@@ -80,18 +80,36 @@ MessageTable match_messages(const World& world, const Definitions& defs,
   const Rank me = world.rank();
   window = std::max<std::size_t>(window, 1);
 
-  // Sends grouped by destination, each group in event order; receives in event order.
-  std::vector<std::vector<EventIdx>> sends_to(n);
-  std::vector<EventIdx> recv_list;
-  for (EventIdx e = 0; e < trace.size(); ++e) {
-    if (!takes_part_in_matching(defs, trace, e)) continue;
-    const P2pRecord& rec = trace.p2p[trace.ref[e]];
-    const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
-    if (trace.kind[e] == EventKind::Send || trace.kind[e] == EventKind::Isend)
-      sends_to[peer].push_back(e);
-    else
-      recv_list.push_back(e);
+  // The result tables double as work lists, sized exactly: sends and receives in event order,
+  // their remote halves filled in as matches are found (unmatched ones are compacted away).
+  MessageTable table;
+  std::vector<std::vector<std::uint32_t>> sends_to(n);  // per destination: positions in table
+  for (int pass = 0; pass < 2; ++pass) {
+    std::size_t sends = 0, recvs = 0;
+    for (EventIdx e = 0; e < trace.size(); ++e) {
+      if (!takes_part_in_matching(defs, trace, e)) continue;
+      const bool send = trace.kind[e] == EventKind::Send || trace.kind[e] == EventKind::Isend;
+      if (pass == 0) {
+        ++(send ? sends : recvs);
+        continue;
+      }
+      if (!send) {
+        table.recv_events.push_back(e);
+        continue;
+      }
+      const P2pRecord& rec = trace.p2p[trace.ref[e]];
+      const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
+      sends_to[peer].push_back(static_cast<std::uint32_t>(table.send_events.size()));
+      table.send_events.push_back(e);
+    }
+    if (pass == 0) {
+      table.send_events.reserve(sends);
+      table.recv_events.reserve(recvs);
+    }
   }
+  const std::vector<EventIdx>& recv_list = table.recv_events;
+  table.sends.resize(recv_list.size());
+  table.recvs.resize(table.send_events.size());  // request_event == kNoEvent: not matched
   // How many records each sender will ship to me in all: lets a receive whose queue is empty
   // tell "not yet here" from "never sent".
   std::vector<long long> total_to(n), total_from(n);
@@ -110,16 +128,9 @@ MessageTable match_messages(const World& world, const Definitions& defs,
   std::unordered_map<std::uint64_t, Queue> queues;
   std::vector<long long> arrived_from(n, 0);
   std::size_t cursor = 0;  // next receive to match, in event order
-  // Sender state: what each of my sends learned, by position in sends_to[p].
-  std::vector<std::vector<RemoteRecv>> learned(n);
-  std::vector<std::vector<char>> matched(n);
-  for (int p = 0; p < n; ++p) {
-    learned[p].resize(sends_to[p].size());
-    matched[p].assign(sends_to[p].size(), 0);
-  }
   std::vector<std::size_t> shipped(n, 0);
+  std::vector<char> recv_matched(recv_list.size(), 0);
 
-  MessageTable table;
   std::string error;
   auto no_send_error = [&](EventIdx e, Rank source, const P2pRecord& rec) {
     ++table.unmatched;
@@ -139,7 +150,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       const std::size_t take = std::min(window, sends_to[p].size() - shipped[p]);
       counts[p] = static_cast<int>(take);
       for (std::size_t k = shipped[p]; k < shipped[p] + take; ++k) {
-        const EventIdx e = sends_to[p][k];
+        const EventIdx e = table.send_events[sends_to[p][k]];
         const P2pRecord& rec = trace.p2p[trace.ref[e]];
         out.push_back(SendWire{trace.time[rec.call], trace.time[e], rec.bytes, rec.comm, rec.tag,
                                e, 0});
@@ -169,9 +180,9 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       }
       const Pending m = it->second.items.front();
       it->second.items.pop_front();
-      table.recv_events.push_back(e);
-      table.sends.push_back(RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event,
-                                       source});
+      table.sends[cursor] =
+          RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event, source};
+      recv_matched[cursor] = 1;
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
       if (trace.kind[e] == EventKind::Irecv && trace.link[e] != kNoEvent) request = trace.link[e];
@@ -192,8 +203,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     for (int p = 0; p < n; ++p)
       for (int i = 0; i < back_counts[p]; ++i, ++at) {
         const ReplyWire& r = back[at];
-        learned[p][r.position] = RemoteRecv{r.request_enter, r.request_event, p};
-        matched[p][r.position] = 1;
+        table.recvs[sends_to[p][r.position]] = RemoteRecv{r.request_enter, r.request_event, p};
       }
 
     bool more = false;
@@ -224,19 +234,23 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     }
   }
 
-  // Sends in local event order, with what they learned.
-  std::vector<std::size_t> next(n, 0);
-  for (EventIdx e = 0; e < trace.size(); ++e) {
-    const EventKind k = trace.kind[e];
-    if ((k != EventKind::Send && k != EventKind::Isend) || !takes_part_in_matching(defs, trace, e))
-      continue;
-    const P2pRecord& rec = trace.p2p[trace.ref[e]];
-    const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
-    const std::size_t k_pos = next[peer]++;
-    if (!matched[peer][k_pos]) continue;
-    table.send_events.push_back(e);
-    table.recvs.push_back(learned[peer][k_pos]);
-  }
+  // Only matched messages stay (anything else is an error, or left out with --partial).
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < table.recv_events.size(); ++i)
+    if (recv_matched[i]) {
+      table.recv_events[kept] = table.recv_events[i];
+      table.sends[kept++] = table.sends[i];
+    }
+  table.recv_events.resize(kept);
+  table.sends.resize(kept);
+  kept = 0;
+  for (std::size_t i = 0; i < table.send_events.size(); ++i)
+    if (table.recvs[i].request_event != kNoEvent) {
+      table.send_events[kept] = table.send_events[i];
+      table.recvs[kept++] = table.recvs[i];
+    }
+  table.send_events.resize(kept);
+  table.recvs.resize(kept);
   if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
   return table;
 }

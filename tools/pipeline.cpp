@@ -74,7 +74,7 @@ class Pipeline {
         throw UsageError(settings_.anchor + ": rank " + std::to_string(r) + " has " +
                          std::to_string(defs_.processes[r].locations) +
                          " locations (threads); cpreplay analyzes pure MPI traces only for now");
-    progress_.end(std::to_string(defs_.ranks()) + " ranks, " +
+    phase_end(std::to_string(defs_.ranks()) + " ranks, " +
                   std::to_string(defs_.regions.size()) + " regions");
     return true;
   }
@@ -84,7 +84,7 @@ class Pipeline {
     progress_.begin("decode");
     std::uint64_t n = 0;
     world_.agree([&] { n = io::decode_events_only(settings_.anchor, defs_, world_.rank()); });
-    progress_.end(std::to_string(sum_over_ranks(world_, n)) + " events (read-only)");
+    phase_end(std::to_string(sum_over_ranks(world_, n)) + " events (read-only)");
     report_peak_memory();
   }
 
@@ -105,7 +105,7 @@ class Pipeline {
       trace_ = io::read_events(settings_.anchor, defs_, world_.rank(), local_tree_,
                                settings_.partial);
     });
-    progress_.end(std::to_string(sum_over_ranks(world_, trace_.size())) + " events");
+    phase_end(std::to_string(sum_over_ranks(world_, trace_.size())) + " events");
   }
 
   /// --partial cut, unified call tree, and the communication-free profile.
@@ -115,7 +115,7 @@ class Pipeline {
     tree_ = replay::unify_call_trees(world_, local_tree_, trace_);
     sev_.resize(tree_.size());
     analysis::profile_pass(defs_, tree_, trace_, sev_);
-    progress_.end(std::to_string(tree_.size()) + " call paths");
+    phase_end(std::to_string(tree_.size()) + " call paths");
   }
 
   /// Message matching and collective timings, clock correction if asked, wait states.
@@ -124,7 +124,7 @@ class Pipeline {
     replay_communication();
     if (settings_.time_correct) correct_clocks();
     waits_ = analysis::wait_state_pass(defs_, trace_, messages_, collectives_, sev_);
-    progress_.end(std::to_string(sum_over_ranks(world_, messages_.recv_events.size())) +
+    phase_end(std::to_string(sum_over_ranks(world_, messages_.recv_events.size())) +
                   " messages, " + std::to_string(sum_over_ranks(world_, waits_.waits.size())) +
                   " wait states");
   }
@@ -136,7 +136,7 @@ class Pipeline {
         world_, defs_, tree_, trace_, waits_, collectives_,
         settings_.partial ? cut_.first_to_stop : -1);
     path_ = analysis::indicator_pass(world_, tree_, cp, sev_);
-    progress_.end("critical path " + std::to_string(path_.length) + " s, " +
+    phase_end("critical path " + std::to_string(path_.length) + " s, " +
                   std::to_string(sum_over_ranks(world_, cp.owned_segments)) + " segments");
   }
 
@@ -151,7 +151,7 @@ class Pipeline {
       gather_and_write(world_, tree_, sev_, writer_.get());
       if (writer_) writer_->commit();
     });
-    progress_.end(output_);
+    phase_end(output_);
   }
 
   /// The summary on stdout (rank 0) and in --json.
@@ -243,6 +243,15 @@ class Pipeline {
     s.partial_regions_closed = cut_.regions_closed;
     s.partial_unmatched_messages = unmatched;
     s.partial_collectives_dropped = dropped;
+  }
+
+  /// Ends a phase line; with -v it also shows rank 0's peak memory so far (where the peak is).
+  void phase_end(const std::string& detail) {
+    if (!settings_.verbose) return progress_.end(detail);
+    char peak[48];
+    std::snprintf(peak, sizeof peak, "  [rank 0 peak %.1f MB]",
+                  static_cast<double>(peak_rss_bytes()) / 1e6);
+    progress_.end(detail + peak);
   }
 
   /// -v: the largest per-rank peak and what it means per event (for bench/).
