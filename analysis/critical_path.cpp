@@ -82,8 +82,8 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   // Segment credits are computed on the fly (no per-event arrays): an Enter/Leave event i
   // credits t_i - t_prev to its target, prev being the Enter/Leave before it.
   auto target_of = [&](EventIdx i) -> std::uint32_t {
-    if (trace.kind[i] == EventKind::Leave) return trace.callpath[i];
-    const CallpathId parent = tree.node(CallpathId{trace.callpath[i]}).parent;
+    if (trace.kind[i] == EventKind::Leave) return trace.ref[i];
+    const CallpathId parent = tree.node(CallpathId{trace.ref[i]}).parent;
     return parent.valid() ? parent.value : UINT32_MAX;
   };
   auto is_el = [&](std::int64_t i) {

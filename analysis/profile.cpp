@@ -105,11 +105,13 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
                                    const LocalTrace& trace) {
   const Clock& clock = defs.clock;
   std::vector<double> excl(tree.size(), 0.0);
+  std::vector<Ticks> entered;  // Enter times of the open regions
   for (EventIdx i = 0; i < trace.size(); ++i) {
+    if (trace.kind[i] == EventKind::Enter) entered.push_back(trace.time[i]);
     if (trace.kind[i] != EventKind::Leave) continue;
-    const EventIdx e = trace.link[i];
-    const double d = clock.span(trace.time[e], trace.time[i]);
-    const std::uint32_t cp = trace.callpath[i];
+    const double d = clock.span(entered.back(), trace.time[i]);
+    entered.pop_back();
+    const std::uint32_t cp = trace.ref[i];
     excl[cp] += d;
     const CallpathId parent = tree.node(CallpathId{cp}).parent;
     if (parent.valid()) excl[parent.value] -= d;
@@ -144,8 +146,11 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
     if (m.io) sev.add(Metric::MpiIo, c, t);
   }
 
+  std::vector<std::uint32_t> open;  // call paths of the open regions
   for (EventIdx i = 0; i < trace.size(); ++i) {
-    const std::uint32_t cp = trace.callpath[i];
+    if (trace.kind[i] == EventKind::Enter) open.push_back(trace.ref[i]);
+    if (trace.kind[i] == EventKind::Leave) open.pop_back();
+    const std::uint32_t cp = trace.is_enter_or_leave(i) ? trace.ref[i] : open.back();
     switch (trace.kind[i]) {
       case EventKind::Enter:
         sev.add(Metric::Visits, cp, 1.0);

@@ -48,7 +48,9 @@ class Pass {
   double span(Ticks a, Ticks b) const {
     return b >= a ? clock_.span(a, b) : -clock_.span(b, a);
   }
-  const Region& region_of_call(EventIdx call) const { return defs_.regions[trace_.ref[call]]; }
+  const Region& region_of_call(EventIdx call) const {
+    return defs_.region(trace_.region_of(call));
+  }
 
   // ---- Late Sender, wrong order, receive counters ---------------------------------------
   void receives() {
@@ -56,9 +58,9 @@ class Pass {
     for (std::size_t m = 0; m < msg_.recv_events.size(); ++m) {
       const EventIdx r = msg_.recv_events[m];
       const replay::RemoteSend& s = msg_.sends[m];
-      const P2pRecord& rec = trace_.p2p[trace_.ref[r]];
-      const std::uint32_t cp = trace_.callpath[r];
-      const EventIdx call = rec.call;
+      const P2pRecord& rec = trace_.message(r);
+      const EventIdx call = trace_.call_of(r);
+      const std::uint32_t cp = trace_.ref[call];
       const MpiClass cls = region_of_call(call).mpi_class;
 
       // A multi-wait call's Late Sender instance is complete when a receive of another call
@@ -71,7 +73,7 @@ class Pass {
 
       if (cls != MpiClass::Test) {
         const Ticks er = trace_.time[call];
-        const Ticks lr = trace_.time[trace_.link[call]];
+        const Ticks lr = trace_.time[trace_.leave_of(call)];
         const double idle = span(er, std::min(s.call_enter, lr));
         if (cls == MpiClass::WaitMulti) {
           if (idle > 0.0 && (!multi.have || multi.call != call || idle > multi.idle)) {
@@ -95,17 +97,18 @@ class Pass {
   void add_late_sender(std::size_t m, double idle) {
     const EventIdx r = msg_.recv_events[m];
     const replay::RemoteSend& s = msg_.sends[m];
-    const std::uint32_t cp = trace_.callpath[r];
+    const EventIdx call = trace_.call_of(r);
+    const std::uint32_t cp = trace_.ref[call];
     sev_.add(Metric::MpiLatesender, cp, idle);
     sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
-    record_wait(r, cp, idle, Metric::MpiLatesender, trace_.time[trace_.call_of(r)],
+    record_wait(r, cp, idle, Metric::MpiLatesender, trace_.time[call],
                 HopKind::Event, s.rank, 0, s.event);
     if (ls_buffer_.size() == kWrongOrderWindow) {
       const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
       ls_buffer_.pop_front();
       if (was_latest) refresh_latest_send();
     }
-    ls_buffer_.push_back(LsEntry{s.time, cp, trace_.p2p[trace_.ref[r]].peer, s.bytes, idle});
+    ls_buffer_.push_back(LsEntry{s.time, cp, trace_.message(r).peer, s.bytes, idle});
     ls_latest_send_ = std::max(ls_latest_send_, s.time);
   }
 
@@ -150,7 +153,7 @@ class Pass {
       const EventIdx s = msg_.send_events[m];
       EventIdx c = s;
       if (trace_.kind[s] == EventKind::Isend) {
-        c = trace_.link[s];
+        c = trace_.message(s).partner;
         if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) continue;
       }
       const EventIdx call = trace_.call_of(c);
@@ -158,7 +161,7 @@ class Pass {
       if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
         continue;
       const Ticks ec = trace_.time[call];
-      const Ticks lc = trace_.time[trace_.link[call]];
+      const Ticks lc = trace_.time[trace_.leave_of(call)];
       const Ticks eq = msg_.recvs[m].request_enter;
       const double idle = lc <= eq ? 0.0 : span(ec, eq);
       if (cls == MpiClass::WaitMulti) {
@@ -178,13 +181,14 @@ class Pass {
   }
 
   void add_late_receiver(std::size_t m, EventIdx completion, double idle) {
-    const std::uint32_t cp = trace_.callpath[completion];
+    const EventIdx call = trace_.call_of(completion);
+    const std::uint32_t cp = trace_.ref[call];
     const EventIdx s = msg_.send_events[m];
-    const std::uint64_t bytes = trace_.p2p[trace_.ref[s]].bytes;
+    const std::uint64_t bytes = trace_.message(s).bytes;
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
-    record_wait(completion, cp, idle, Metric::MpiLatereceiver,
-                trace_.time[trace_.call_of(completion)], HopKind::Event, msg_.recvs[m].rank, 0,
+    record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,
+                msg_.recvs[m].rank, 0,
                 msg_.recvs[m].request_event);
   }
 
@@ -195,14 +199,14 @@ class Pass {
       const replay::CollTiming& t = coll_.timing[i];
       const Ticks b = trace_.time[inst.begin];
       const Ticks x = trace_.time[inst.end];
-      const std::uint32_t cp = trace_.callpath[inst.end];
+      const std::uint32_t cp = trace_.callpath_of(inst.end);
       std::uint64_t sent = 0, received = 0;
       if (trace_.kind[inst.end] == EventKind::CollEnd) {
         const CollRecord& rec = trace_.coll[trace_.ref[inst.end]];
         sent = rec.sent;
         received = rec.received;
         // Non-blocking collectives (MPI_I...) are not analyzed.
-        const std::string& name = defs_.regions[trace_.ref[rec.call]].name;
+        const std::string& name = defs_.region(trace_.region_of(rec.call)).name;
         if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) continue;
       }
       // The critical path starts and ends at these even when there is nobody to wait for.

@@ -345,8 +345,6 @@ struct EventState {
     last_time = t;
     const EventIdx i = next();
     trace->push(k, t, ref);
-    trace->link.push_back(kNoEvent);
-    trace->callpath.push_back(open_paths.empty() ? UINT32_MAX : open_paths.back().value);
     return i;
   }
 
@@ -355,8 +353,7 @@ struct EventState {
       fail("Enter of undefined region " + std::to_string(region.value));
     const CallpathId parent = open_paths.empty() ? CallpathId{} : open_paths.back();
     const CallpathId cp = tree->find_or_add(parent, region);
-    const EventIdx i = add(EventKind::Enter, t, region.value);
-    trace->callpath[i] = cp.value;
+    const EventIdx i = add(EventKind::Enter, t, cp.value);
     open.push_back(i);
     open_paths.push_back(cp);
   }
@@ -367,15 +364,13 @@ struct EventState {
       fail("Leave of undefined region " + std::to_string(region.value));
     if (open.empty()) fail("Leave of " + defs->region(region).name + " without a matching Enter");
     const EventIdx e = open.back();
-    if (trace->ref[e] != region.value)
+    const RegionId open_region = tree->node(open_paths.back()).region;
+    if (open_region != region)
       fail("Leave of " + defs->region(region).name + " while " +
-           defs->regions[trace->ref[e]].name + " is open");
+           defs->region(open_region).name + " is open");
     if (open_coll != kNoEvent && trace->coll[trace->ref[open_coll]].call == e)
       fail("MPI collective begun in " + defs->region(region).name + " never ended");
-    const EventIdx i = add(EventKind::Leave, t, region.value);
-    trace->callpath[i] = open_paths.back().value;
-    trace->link[i] = e;
-    trace->link[e] = i;
+    add(EventKind::Leave, t, open_paths.back().value);
     open.pop_back();
     open_paths.pop_back();
   }
@@ -385,26 +380,31 @@ struct EventState {
     return open.back();
   }
 
-  EventIdx p2p(EventKind k, Ticks t, uint32_t comm, uint32_t peer, uint32_t tag, uint64_t bytes,
-               uint64_t /*request: linked while reading, not stored*/) {
-    if (k == EventKind::Send || k == EventKind::Isend || k == EventKind::Recv ||
-        k == EventKind::Irecv) {
-      if (comm >= defs->comms.size()) fail("message on undefined communicator " +
-                                           std::to_string(comm));
-      const Communicator& c = defs->comms[comm];
-      if (peer >= c.size())
-        fail("message peer " + std::to_string(peer) + " outside communicator " + c.name +
-             " of size " + std::to_string(c.size()));
-    }
+  /// A message event (Send/Isend/Recv/Irecv) with its side record.
+  EventIdx message(EventKind k, Ticks t, uint32_t comm, uint32_t peer, uint32_t tag,
+                   uint64_t bytes) {
+    if (comm >= defs->comms.size())
+      fail("message on undefined communicator " + std::to_string(comm));
+    const Communicator& c = defs->comms[comm];
+    if (peer >= c.size())
+      fail("message peer " + std::to_string(peer) + " outside communicator " + c.name +
+           " of size " + std::to_string(c.size()));
+    mpi_call();
     P2pRecord rec;
     rec.bytes = bytes;
     rec.comm = comm;
     rec.peer = peer;
     rec.tag = tag;
-    rec.call = mpi_call();
     const auto slot = static_cast<std::uint32_t>(trace->p2p.size());
     trace->p2p.push_back(rec);
     return add(k, t, slot);
+  }
+
+  /// A request event (IsendComplete, IrecvRequest, RequestTest, RequestCancelled): `ref` links
+  /// it (see LocalTrace::ref).
+  EventIdx request(EventKind k, Ticks t, EventIdx ref) {
+    mpi_call();
+    return add(k, t, ref);
   }
 };
 
@@ -450,14 +450,14 @@ OTF2_CallbackCode evt_program_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, 
 OTF2_CallbackCode evt_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                            OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
                            uint32_t tag, uint64_t length) {
-  CPREPLAY_EVT_GUARD(s->p2p(EventKind::Send, t, comm, receiver, tag, length, 0))
+  CPREPLAY_EVT_GUARD(s->message(EventKind::Send, t, comm, receiver, tag, length))
 }
 
 OTF2_CallbackCode evt_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                             OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
                             uint32_t tag, uint64_t length, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    const EventIdx i = s->p2p(EventKind::Isend, t, comm, receiver, tag, length, request);
+    const EventIdx i = s->message(EventKind::Isend, t, comm, receiver, tag, length);
     s->pending_isend[request] = i;
   })
 }
@@ -470,18 +470,15 @@ OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_
       s->fail("MPI_Isend completion for unknown request " + std::to_string(request));
     const EventIdx start = it->second;
     s->pending_isend.erase(it);
-    const P2pRecord rec = s->trace->p2p[s->trace->ref[start]];
-    const EventIdx i =
-        s->p2p(EventKind::IsendComplete, t, rec.comm, rec.peer, rec.tag, rec.bytes, request);
-    s->trace->link[i] = start;
-    s->trace->link[start] = i;
+    const EventIdx i = s->request(EventKind::IsendComplete, t, start);
+    s->trace->p2p[s->trace->ref[start]].partner = i;
   })
 }
 
 OTF2_CallbackCode evt_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                     OTF2_AttributeList*, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    const EventIdx i = s->p2p(EventKind::IrecvRequest, t, 0, 0, 0, 0, request);
+    const EventIdx i = s->request(EventKind::IrecvRequest, t, kNoEvent);
     s->pending_irecv[request] = i;
   })
 }
@@ -489,24 +486,18 @@ OTF2_CallbackCode evt_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t
 OTF2_CallbackCode evt_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                            OTF2_AttributeList*, uint32_t sender, OTF2_CommRef comm, uint32_t tag,
                            uint64_t length) {
-  CPREPLAY_EVT_GUARD(s->p2p(EventKind::Recv, t, comm, sender, tag, length, 0))
+  CPREPLAY_EVT_GUARD(s->message(EventKind::Recv, t, comm, sender, tag, length))
 }
 
 OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                             OTF2_AttributeList*, uint32_t sender, OTF2_CommRef comm, uint32_t tag,
                             uint64_t length, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    const EventIdx i = s->p2p(EventKind::Irecv, t, comm, sender, tag, length, request);
+    const EventIdx i = s->message(EventKind::Irecv, t, comm, sender, tag, length);
     auto it = s->pending_irecv.find(request);
     if (it != s->pending_irecv.end()) {
-      s->trace->link[i] = it->second;
-      s->trace->link[it->second] = i;
-      // The request record learns the message envelope (for Late Receiver on the sender side).
-      P2pRecord& req = s->trace->p2p[s->trace->ref[it->second]];
-      req.comm = comm;
-      req.peer = sender;
-      req.tag = tag;
-      req.bytes = length;
+      s->trace->p2p[s->trace->ref[i]].partner = it->second;
+      s->trace->ref[it->second] = i;
       s->pending_irecv.erase(it);
     }
   })
@@ -514,20 +505,22 @@ OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
 
 OTF2_CallbackCode evt_request_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                    OTF2_AttributeList*, uint64_t request) {
-  CPREPLAY_EVT_GUARD(s->p2p(EventKind::RequestTest, t, 0, 0, 0, 0, request))
+  CPREPLAY_EVT_GUARD(s->request(EventKind::RequestTest, t, kNoEvent))
 }
 
 OTF2_CallbackCode evt_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                         OTF2_AttributeList*, uint64_t request) {
   CPREPLAY_EVT_GUARD({
     // Linked to the cancelled request's start so replay can leave that message out.
-    const EventIdx i = s->p2p(EventKind::RequestCancelled, t, 0, 0, 0, 0, request);
-    for (auto* pending : {&s->pending_isend, &s->pending_irecv}) {
-      auto it = pending->find(request);
-      if (it == pending->end()) continue;
-      s->trace->link[i] = it->second;
-      s->trace->link[it->second] = i;
-      pending->erase(it);
+    const EventIdx i = s->request(EventKind::RequestCancelled, t, kNoEvent);
+    if (auto it = s->pending_isend.find(request); it != s->pending_isend.end()) {
+      s->trace->ref[i] = it->second;
+      s->trace->p2p[s->trace->ref[it->second]].partner = i;
+      s->pending_isend.erase(it);
+    } else if (auto jt = s->pending_irecv.find(request); jt != s->pending_irecv.end()) {
+      s->trace->ref[i] = jt->second;
+      s->trace->ref[jt->second] = i;
+      s->pending_irecv.erase(jt);
     }
   })
 }
@@ -541,6 +534,7 @@ OTF2_CallbackCode evt_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, v
     const auto slot = static_cast<std::uint32_t>(s->trace->coll.size());
     s->trace->coll.push_back(rec);
     s->open_coll = s->add(EventKind::CollBegin, t, slot);
+    s->trace->coll[slot].begin = s->open_coll;
   })
 }
 
@@ -558,9 +552,7 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
     rec.root = root;
     rec.sent = sent;
     rec.received = received;
-    const EventIdx i = s->add(EventKind::CollEnd, t, slot);
-    s->trace->link[i] = s->open_coll;
-    s->trace->link[s->open_coll] = i;
+    rec.end = s->add(EventKind::CollEnd, t, slot);
     s->open_coll = kNoEvent;
   })
 }
@@ -727,10 +719,11 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
     trace.time.reserve(expected);
     trace.kind.reserve(expected);
     trace.ref.reserve(expected);
-    trace.callpath.reserve(expected);
-    trace.link.reserve(expected);
   }
   read_location(anchor, defs, rank, state);
+  trace.region_of_path.resize(tree.size());
+  for (std::uint32_t c = 0; c < tree.size(); ++c)
+    trace.region_of_path[c] = tree.node(CallpathId{c}).region.value;
   if (!state.open.empty()) {
     if (partial) {
       trace.incomplete = true;
@@ -738,7 +731,7 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
     }
     throw IncompleteTraceError(anchor + ": rank " + std::to_string(rank) + ": events end after " +
                                std::to_string(trace.size()) + " events with " +
-                               defs.regions[trace.ref[state.open.back()]].name +
+                               defs.region(tree.node(state.open_paths.back()).region).name +
                                " still open (the rank stopped mid-run; --partial analyzes the "
                                "run up to there)");
   }

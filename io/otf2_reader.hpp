@@ -14,10 +14,10 @@ namespace cpreplay::io {
 /// MPI: local (every rank reads the definitions itself).
 Definitions read_definitions(const std::string& anchor);
 
-/// Reads the events of `rank`'s location into compact storage and computes the local links:
-/// Enter<->Leave, CollBegin<->CollEnd, Isend<->IsendComplete, IrecvRequest<->Irecv, the
-/// enclosing MPI call of each MPI event, and the call path of each event in a rank-local call
-/// tree (`tree`, unified later). ProgramBegin/End become Enter/Leave of the program region.
+/// Reads the events of `rank`'s location into compact storage (see LocalTrace) and links
+/// requests to their completions (Isend<->IsendComplete, IrecvRequest<->Irecv, cancels) and
+/// CollBegin<->CollEnd. Enter/Leave events carry their call path in a rank-local call tree
+/// (`tree`, unified later). ProgramBegin/End become Enter/Leave of the program region.
 /// Metric and other records are skipped. Throws TraceError (file, rank, event) on bad input
 /// and IncompleteTraceError when the events stop with regions still open. With `partial`, such
 /// a rank (and one whose event file breaks off) is returned with `incomplete` set instead.

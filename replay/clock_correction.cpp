@@ -110,7 +110,7 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
   ClockCorrection result;
   result.consistent = offset.back() != 0;
   result.offset = offset[me];
-  for (Ticks& t : trace.time) t = static_cast<Ticks>(static_cast<std::int64_t>(t) + result.offset);
+  trace.time.shift_all(result.offset);
   std::uint64_t moved = result.offset != 0 ? trace.size() : 0;
   MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UINT64_T, MPI_SUM, world.comm());
   result.moved_events = moved;
@@ -147,7 +147,7 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTr
     for (; k < floor.size() && floor[k].first == e; ++k)
       if (floor[k].second > trace.time[e] + shift) shift = floor[k].second - trace.time[e];
     if (shift > 0) {
-      trace.time[e] += shift;
+      trace.time.set(e, trace.time[e] + shift);
       ++moved;
     }
   }

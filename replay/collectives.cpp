@@ -70,11 +70,11 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     CollInstance inst;
     if (k == EventKind::CollEnd) {
       const CollRecord& rec = trace.coll[trace.ref[e]];
-      inst = CollInstance{trace.link[e], e, rec.comm, 0, kind_of(rec.op)};
+      inst = CollInstance{rec.begin, e, rec.comm, 0, kind_of(rec.op)};
     } else if (k == EventKind::Leave) {
-      const MpiClass cls = defs.regions[trace.ref[e]].mpi_class;
+      const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
       if (cls != MpiClass::Init && cls != MpiClass::Finalize) continue;
-      inst = CollInstance{trace.link[e], e, ncomms, 0,
+      inst = CollInstance{trace.enter_of(e), e, ncomms, 0,
                           cls == MpiClass::Init ? CollKind::Init : CollKind::Finalize};
     } else {
       continue;

@@ -66,9 +66,10 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
       k != EventKind::Irecv)
     return false;
   const EventIdx call = trace.call_of(e);
-  if (!defs.regions[trace.ref[call]].is_mpi()) return false;
-  if (k == EventKind::Isend && trace.link[e] != kNoEvent &&
-      trace.kind[trace.link[e]] == EventKind::RequestCancelled)
+  if (!defs.region(trace.region_of(call)).is_mpi()) return false;
+  const EventIdx completion = trace.message(e).partner;
+  if (k == EventKind::Isend && completion != kNoEvent &&
+      trace.kind[completion] == EventKind::RequestCancelled)
     return false;
   return true;
 }
@@ -152,8 +153,8 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       for (std::size_t k = shipped[p]; k < shipped[p] + take; ++k) {
         const EventIdx e = table.send_events[sends_to[p][k]];
         const P2pRecord& rec = trace.p2p[trace.ref[e]];
-        out.push_back(SendWire{trace.time[rec.call], trace.time[e], rec.bytes, rec.comm, rec.tag,
-                               e, 0});
+        out.push_back(SendWire{trace.time[trace.call_of(e)], trace.time[e], rec.bytes, rec.comm,
+                               rec.tag, e, 0});
       }
       shipped[p] += take;
     }
@@ -185,7 +186,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       recv_matched[cursor] = 1;
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
-      if (trace.kind[e] == EventKind::Irecv && trace.link[e] != kNoEvent) request = trace.link[e];
+      if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
       replies_to[source].push_back(
           ReplyWire{trace.time[trace.call_of(request)], request, m.index});
       ++cursor;

@@ -62,9 +62,13 @@ CallTree merge(const std::vector<Flat>& flats, std::vector<std::vector<std::uint
   return result;
 }
 
-void rewrite(LocalTrace& trace, const std::vector<std::uint32_t>& map) {
-  for (auto& cp : trace.callpath)
-    if (cp != UINT32_MAX) cp = map[cp];
+/// Local to global call path ids in the Enter/Leave events, and the regions of the global ids.
+void rewrite(LocalTrace& trace, const std::vector<std::uint32_t>& map, const CallTree& global) {
+  for (EventIdx e = 0; e < trace.size(); ++e)
+    if (trace.is_enter_or_leave(e)) trace.ref[e] = map[trace.ref[e]];
+  trace.region_of_path.resize(global.size());
+  for (std::uint32_t c = 0; c < global.size(); ++c)
+    trace.region_of_path[c] = global.node(CallpathId{c}).region.value;
 }
 
 }  // namespace
@@ -84,7 +88,7 @@ CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace&
     flats[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
   std::vector<std::vector<std::uint32_t>> maps;
   CallTree global = merge(flats, maps);
-  rewrite(trace, maps[world.rank()]);
+  rewrite(trace, maps[world.rank()], global);
   return global;
 }
 
@@ -107,28 +111,17 @@ PartialCut cut_to_common_end(const World& world, LocalTrace& trace) {
   cut.cut_time = last;
   cut.first_to_stop = first.rank;
 
-  const std::size_t keep = static_cast<std::size_t>(
-      std::upper_bound(trace.time.begin(), trace.time.end(), cut.cut_time) - trace.time.begin());
+  const std::size_t keep = trace.time.upper_bound(cut.cut_time);
   std::uint64_t dropped = trace.size() - keep;
-  trace.time.resize(keep);
-  trace.kind.resize(keep);
-  trace.ref.resize(keep);
-  trace.callpath.resize(keep);
-  trace.link.resize(keep);
+  trace.truncate(keep);
   std::vector<EventIdx> open;
   for (EventIdx i = 0; i < keep; ++i) {
-    if (trace.link[i] != kNoEvent && trace.link[i] >= keep) trace.link[i] = kNoEvent;
     if (trace.kind[i] == EventKind::Enter) open.push_back(i);
     if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
   }
   std::uint64_t closed = open.size();
-  for (auto it = open.rbegin(); it != open.rend(); ++it) {
-    const EventIdx leave = static_cast<EventIdx>(trace.size());
+  for (auto it = open.rbegin(); it != open.rend(); ++it)
     trace.push(EventKind::Leave, cut.cut_time, trace.ref[*it]);
-    trace.callpath.push_back(trace.callpath[*it]);
-    trace.link.push_back(*it);
-    trace.link[*it] = leave;
-  }
   std::uint64_t counts[2] = {dropped, closed};
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
   cut.events_cut = counts[0];
@@ -143,7 +136,7 @@ CallTree unify_call_trees_serial(const std::vector<CallTree>& trees,
   std::vector<std::vector<std::uint32_t>> maps;
   CallTree global = merge(flats, maps);
   for (std::size_t r = 0; r < traces.size(); ++r)
-    if (traces[r]) rewrite(*traces[r], maps[r]);
+    if (traces[r]) rewrite(*traces[r], maps[r], global);
   return global;
 }
 

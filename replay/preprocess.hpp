@@ -9,7 +9,7 @@ namespace cpreplay::replay {
 
 /// Merges the rank-local call trees into one global tree that is identical on every rank,
 /// numbered in depth-first preorder (siblings in order of first appearance, rank 0 first), and
-/// rewrites trace.callpath from local to global ids.
+/// rewrites the call paths of trace's Enter/Leave events from local to global ids.
 /// Post-INVARIANT: a node's parent has a smaller id; ids are preorder positions.
 /// MPI: collective on world.
 CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace& trace);

@@ -37,38 +37,104 @@ enum class CollOp : std::uint8_t {
   DestroyHandleAndDeallocate = 22
 };
 
-/// Side record of a point-to-point event (Send/Isend/Recv/Irecv and the request-only events).
+/// Side record of a message event (Send/Isend/Recv/Irecv). 24 B.
 struct P2pRecord {
   std::uint64_t bytes = 0;
   std::uint32_t comm = 0;      ///< CommId value
   std::uint32_t peer = 0;      ///< communicator-local rank of the partner, as recorded
   std::uint32_t tag = 0;
-  EventIdx call = kNoEvent;    ///< Enter of the MPI call that contains the event
+  /// Isend: its IsendComplete or RequestCancelled. Irecv: its IrecvRequest. Else kNoEvent.
+  EventIdx partner = kNoEvent;
 };
 
-/// Side record of a CollEnd (and of its CollBegin, which shares the record).
+/// Side record of a CollEnd and of its CollBegin, which share it.
 struct CollRecord {
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
   std::uint32_t comm = 0;
   std::uint32_t root = UINT32_MAX;  ///< communicator-local root, or none
   CollOp op = CollOp::Barrier;
-  EventIdx call = kNoEvent;  ///< Enter of the MPI call that contains the collective
+  EventIdx call = kNoEvent;   ///< Enter of the MPI call that contains the collective
+  EventIdx begin = kNoEvent;  ///< the CollBegin
+  EventIdx end = kNoEvent;    ///< the CollEnd (kNoEvent: cut off by --partial)
 };
 
-/// One rank's events, column-wise. Per event: time 8 B + kind 1 B + ref 4 B + callpath 4 B +
-/// link 4 B = 21 B, plus a P2pRecord (24 B) or CollRecord (32 B) only for MPI events. Request
-/// ids are only needed while reading (to link requests) and are not stored.
+/// Timestamps as 32-bit offsets from the first timestamp of their block of 4096 events: 4 B per
+/// event instead of 8. An offset that does not fit (a block spanning more than 2^32 - 2 ticks,
+/// or a corrected time before its block's base) is kept exactly in a side map.
+class TimeColumn {
+ public:
+  static constexpr unsigned kBlockBits = 12;
+
+  Ticks operator[](EventIdx e) const {
+    const std::uint32_t off = off_[e];
+    return off != kFar ? base_[e >> kBlockBits] + off : far_.at(e);
+  }
+  std::size_t size() const { return off_.size(); }
+  bool empty() const { return off_.empty(); }
+  Ticks front() const { return (*this)[0]; }
+  Ticks back() const { return (*this)[static_cast<EventIdx>(size() - 1)]; }
+  void reserve(std::size_t n) {
+    off_.reserve(n);
+    base_.reserve((n >> kBlockBits) + 1);
+  }
+  void push_back(Ticks t) {
+    const auto e = static_cast<EventIdx>(size());
+    if ((e & kBlockMask) == 0) base_.push_back(t);
+    off_.push_back(0);
+    store(e, t);
+  }
+  void set(EventIdx e, Ticks t) {
+    if (off_[e] == kFar) far_.erase(e);
+    store(e, t);
+  }
+  /// Adds `delta` ticks to every timestamp (a constant clock offset).
+  void shift_all(std::int64_t delta) {
+    for (Ticks& b : base_) b = static_cast<Ticks>(static_cast<std::int64_t>(b) + delta);
+    for (auto& [e, t] : far_) t = static_cast<Ticks>(static_cast<std::int64_t>(t) + delta);
+  }
+  /// Keeps the first n events (n <= size()).
+  void truncate(std::size_t n);
+  /// First event with a timestamp > t (timestamps are non-decreasing).
+  std::size_t upper_bound(Ticks t) const;
+  std::size_t bytes_used() const {
+    return off_.capacity() * sizeof(std::uint32_t) + base_.capacity() * sizeof(Ticks) +
+           far_.size() * 32;
+  }
+
+ private:
+  static constexpr std::uint32_t kFar = UINT32_MAX;
+  static constexpr EventIdx kBlockMask = (EventIdx{1} << kBlockBits) - 1;
+  void store(EventIdx e, Ticks t) {
+    const Ticks b = base_[e >> kBlockBits];
+    if (t >= b && t - b < kFar) {
+      off_[e] = static_cast<std::uint32_t>(t - b);
+    } else {
+      off_[e] = kFar;
+      far_[e] = t;
+    }
+  }
+  std::vector<std::uint32_t> off_;
+  std::vector<Ticks> base_;
+  std::unordered_map<EventIdx, Ticks> far_;
+};
+
+/// One rank's events, column-wise: time 4 B + kind 1 B + ref 4 B = 9 B per event, plus a
+/// P2pRecord (24 B) per message event and a CollRecord per collective. Everything else is
+/// derived: the call path of an MPI event is that of its MPI call, and Enter<->Leave pairs are
+/// found by scanning (cached, so a pass in event order scans each call once).
 struct LocalTrace {
   Rank rank = 0;
-  std::vector<Ticks> time;
+  TimeColumn time;
   std::vector<EventKind> kind;
-  /// Enter/Leave: RegionId value. P2P kinds: index into p2p. Coll kinds: index into coll.
+  /// Enter/Leave: the call path of the region (local ids while reading, global ids after
+  /// unification). Send/Isend/Recv/Irecv: index into p2p. CollBegin/CollEnd: index into coll.
+  /// IsendComplete: the Isend. IrecvRequest: the Irecv that completes it, or the
+  /// RequestCancelled that cancels it (kNoEvent: neither). RequestCancelled: the request's
+  /// Isend or IrecvRequest (or kNoEvent). RequestTest: kNoEvent.
   std::vector<std::uint32_t> ref;
-  /// Call path of the event (global ids after unification; see scalasca-metrics.md §2.4).
-  std::vector<std::uint32_t> callpath;
-  /// Enter<->Leave, CollBegin<->CollEnd, Isend<->IsendComplete, IrecvRequest<->Irecv.
-  std::vector<EventIdx> link;
+  /// Region of every call path id that `ref` uses (indexed by call path).
+  std::vector<std::uint32_t> region_of_path;
   /// Side records in fixed-size blocks: they grow without the copy-and-double peak of a vector
   /// (their number is not known before reading).
   std::deque<P2pRecord> p2p;
@@ -77,19 +143,50 @@ struct LocalTrace {
   /// --partial); such a trace is cut before analysis.
   bool incomplete = false;
 
-  std::size_t size() const { return time.size(); }
+  std::size_t size() const { return kind.size(); }
   void push(EventKind k, Ticks t, std::uint32_t r) {
     time.push_back(t);
     kind.push_back(k);
     ref.push_back(r);
   }
-  /// Enter of the MPI call containing an MPI event.
-  EventIdx call_of(EventIdx e) const {
-    const EventKind k = kind[e];
-    if (k == EventKind::CollBegin || k == EventKind::CollEnd) return coll[ref[e]].call;
-    return p2p[ref[e]].call;
+  /// Keeps the first n events, dropping links and side records that pointed past them.
+  void truncate(std::size_t n);
+
+  bool is_enter_or_leave(EventIdx e) const {
+    return kind[e] == EventKind::Enter || kind[e] == EventKind::Leave;
   }
+  /// Region of an Enter or Leave event.
+  RegionId region_of(EventIdx e) const { return RegionId{region_of_path[ref[e]]}; }
+  /// Call path of any event: its own for Enter/Leave, that of the enclosing call otherwise.
+  std::uint32_t callpath_of(EventIdx e) const {
+    if (is_enter_or_leave(e)) return ref[e];
+    const EventIdx call = call_of(e);
+    return call == kNoEvent ? UINT32_MAX : ref[call];
+  }
+  /// Enter of the innermost region open at a non-Enter/Leave event (its MPI call).
+  EventIdx call_of(EventIdx e) const;
+  /// Leave of an Enter event (kNoEvent if the region never closes).
+  EventIdx leave_of(EventIdx enter) const;
+  /// Enter of a Leave event.
+  EventIdx enter_of(EventIdx leave) const;
+  /// Send/Isend/Recv/Irecv: the P2pRecord.
+  const P2pRecord& message(EventIdx e) const { return p2p[ref[e]]; }
   std::size_t bytes_used() const;
+
+ private:
+  /// Recently looked-up calls, so lookups in event order cost O(1) amortized: the events in
+  /// (enter, inside] are known to lie directly in the region entered at `enter`, and `leave`
+  /// is its Leave once known.
+  struct CachedCall {
+    EventIdx enter = kNoEvent;
+    EventIdx inside = kNoEvent;
+    EventIdx leave = kNoEvent;
+  };
+  static constexpr int kCachedCalls = 4;
+  mutable CachedCall cached_[kCachedCalls];
+  mutable int next_cached_ = 0;
+  CachedCall& cache_slot(EventIdx enter) const;
+  void forget_calls() const;
 };
 
 /// The unified call tree: a call path is (region, parent call path).

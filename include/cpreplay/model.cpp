@@ -2,6 +2,7 @@
 // Trace-model helpers: role/paradigm names, scout's MPI name classification, the call tree.
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
@@ -49,10 +50,140 @@ MpiClass classify_mpi_region(const std::string& file, const std::string& name) {
   return MpiClass::Other;
 }
 
+void TimeColumn::truncate(std::size_t n) {
+  off_.resize(n);
+  base_.resize((n + kBlockMask) >> kBlockBits);
+  for (auto it = far_.begin(); it != far_.end();)
+    it = it->first >= n ? far_.erase(it) : std::next(it);
+}
+
+std::size_t TimeColumn::upper_bound(Ticks t) const {
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if ((*this)[static_cast<EventIdx>(mid)] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void LocalTrace::truncate(std::size_t n) {
+  if (n >= size()) return;
+  forget_calls();
+  time.truncate(n);
+  kind.resize(n);
+  ref.resize(n);
+  std::size_t p2p_kept = 0, coll_kept = 0;
+  for (EventIdx e = 0; e < n; ++e) {
+    switch (kind[e]) {
+      case EventKind::Send:
+      case EventKind::Isend:
+      case EventKind::Recv:
+      case EventKind::Irecv: {
+        P2pRecord& rec = p2p[ref[e]];
+        if (rec.partner != kNoEvent && rec.partner >= n) rec.partner = kNoEvent;
+        p2p_kept = ref[e] + std::size_t{1};
+        break;
+      }
+      case EventKind::IrecvRequest:
+        if (ref[e] != kNoEvent && ref[e] >= n) ref[e] = kNoEvent;
+        break;
+      case EventKind::CollBegin:
+      case EventKind::CollEnd: {
+        CollRecord& rec = coll[ref[e]];
+        if (rec.end != kNoEvent && rec.end >= n) rec.end = kNoEvent;
+        coll_kept = ref[e] + std::size_t{1};
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  p2p.resize(p2p_kept);
+  coll.resize(coll_kept);
+}
+
+LocalTrace::CachedCall& LocalTrace::cache_slot(EventIdx enter) const {
+  for (CachedCall& c : cached_)
+    if (c.enter == enter) return c;
+  CachedCall& c = cached_[next_cached_];
+  next_cached_ = (next_cached_ + 1) % kCachedCalls;
+  c = CachedCall{enter, enter, kNoEvent};
+  return c;
+}
+
+void LocalTrace::forget_calls() const {
+  for (CachedCall& c : cached_) c = CachedCall{};
+}
+
+EventIdx LocalTrace::call_of(EventIdx e) const {
+  for (const CachedCall& c : cached_)
+    if (c.enter != kNoEvent && c.enter < e && e <= c.inside) return c.enter;
+  // Back to the innermost open Enter, skipping closed regions. While no Enter/Leave has been
+  // passed, reaching a cached call's known-inside end answers at once.
+  int depth = 0;
+  bool flat = true;
+  for (EventIdx i = e; i-- > 0;) {
+    const EventKind k = kind[i];
+    if (flat)
+      for (CachedCall& c : cached_)
+        if (c.enter != kNoEvent && i == c.inside && c.enter < i) {
+          c.inside = e;
+          return c.enter;
+        }
+    if (k == EventKind::Leave) {
+      ++depth;
+      flat = false;
+    } else if (k == EventKind::Enter) {
+      if (depth == 0) {
+        if (flat) cache_slot(i).inside = e;
+        return i;
+      }
+      --depth;
+      flat = false;
+    }
+  }
+  return kNoEvent;
+}
+
+EventIdx LocalTrace::leave_of(EventIdx enter) const {
+  for (const CachedCall& c : cached_)
+    if (c.enter == enter && c.leave != kNoEvent) return c.leave;
+  int depth = 0;
+  for (EventIdx i = enter + 1; i < size(); ++i) {
+    const EventKind k = kind[i];
+    if (k == EventKind::Enter) {
+      ++depth;
+    } else if (k == EventKind::Leave) {
+      if (depth == 0) {
+        cache_slot(enter).leave = i;
+        return i;
+      }
+      --depth;
+    }
+  }
+  return kNoEvent;
+}
+
+EventIdx LocalTrace::enter_of(EventIdx leave) const {
+  int depth = 0;
+  for (EventIdx i = leave; i-- > 0;) {
+    const EventKind k = kind[i];
+    if (k == EventKind::Leave) {
+      ++depth;
+    } else if (k == EventKind::Enter) {
+      if (depth == 0) return i;
+      --depth;
+    }
+  }
+  return kNoEvent;
+}
+
 std::size_t LocalTrace::bytes_used() const {
-  return time.capacity() * sizeof(Ticks) + kind.capacity() * sizeof(EventKind) +
-         ref.capacity() * sizeof(std::uint32_t) + callpath.capacity() * sizeof(std::uint32_t) +
-         link.capacity() * sizeof(EventIdx) + p2p.size() * sizeof(P2pRecord) +
+  return time.bytes_used() + kind.capacity() * sizeof(EventKind) +
+         ref.capacity() * sizeof(std::uint32_t) + p2p.size() * sizeof(P2pRecord) +
          coll.size() * sizeof(CollRecord);
 }
 

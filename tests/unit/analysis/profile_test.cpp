@@ -43,29 +43,21 @@ class Builder {
   void enter(Ticks t, const std::string& name) {
     const CallpathId parent = stack_.empty() ? CallpathId{} : paths_.back();
     const CallpathId cp = tree_.find_or_add(parent, id(name));
-    trace_.push(EventKind::Enter, t, id(name).value);
-    trace_.callpath.push_back(cp.value);
-    trace_.link.push_back(kNoEvent);
+    trace_.push(EventKind::Enter, t, cp.value);
     stack_.push_back(static_cast<EventIdx>(trace_.size() - 1));
     paths_.push_back(cp);
   }
   void leave(Ticks t) {
     const EventIdx e = stack_.back();
     trace_.push(EventKind::Leave, t, trace_.ref[e]);
-    trace_.callpath.push_back(paths_.back().value);
-    trace_.link.push_back(e);
-    trace_.link[e] = static_cast<EventIdx>(trace_.size() - 1);
     stack_.pop_back();
     paths_.pop_back();
   }
   void send(Ticks t, std::uint64_t bytes) {
     P2pRecord rec;
     rec.bytes = bytes;
-    rec.call = stack_.back();
     trace_.p2p.push_back(rec);
     trace_.push(EventKind::Send, t, static_cast<std::uint32_t>(trace_.p2p.size() - 1));
-    trace_.callpath.push_back(paths_.back().value);
-    trace_.link.push_back(kNoEvent);
   }
   std::uint32_t path(const std::vector<std::string>& names) {
     CallpathId cp;

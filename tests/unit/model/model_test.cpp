@@ -60,8 +60,75 @@ TEST(Clock, SpanUsesTheIntegerDifference) {
   EXPECT_DOUBLE_EQ(c.span(1'000'000'000'123ULL, 1'000'000'000'623ULL), 5e-7);
 }
 
+// Offsets beyond 32 bits, times before their block's base, and whole-rank shifts round-trip.
+TEST(TimeColumn, KeepsEveryTimestampExactly) {
+  TimeColumn t;
+  std::vector<Ticks> expect;
+  Ticks now = 1'000'000'000'000ULL;
+  for (int i = 0; i < 10000; ++i) {
+    now += (i % 3000 == 2999) ? 7'000'000'000ULL : 17;  // some gaps need the side map
+    t.push_back(now);
+    expect.push_back(now);
+  }
+  for (std::size_t i = 0; i < expect.size(); ++i) ASSERT_EQ(t[i], expect[i]) << i;
+  t.set(4096, expect[4096] - 5);  // before its block's base
+  t.set(4097, expect[4097] + (Ticks{1} << 40));
+  t.set(4097, expect[4097]);  // back into 32 bits
+  EXPECT_EQ(t[4096], expect[4096] - 5);
+  EXPECT_EQ(t[4097], expect[4097]);
+  t.shift_all(-1'000'000);
+  EXPECT_EQ(t[0], expect[0] - 1'000'000);
+  EXPECT_EQ(t[2999], expect[2999] - 1'000'000);
+  EXPECT_EQ(t[4096], expect[4096] - 5 - 1'000'000);
+  EXPECT_EQ(t.upper_bound(expect[5000] - 1'000'000), 5001u);
+  t.truncate(4097);
+  EXPECT_EQ(t.size(), 4097u);
+  EXPECT_EQ(t.back(), expect[4096] - 5 - 1'000'000);
+  t.push_back(expect[4096]);
+  EXPECT_EQ(t[4097], expect[4096]);
+}
+
+// main { MPI_Waitall { 3 completions } user { MPI_Send { send } } }: calls and Leaves are found
+// by scanning, in event order and out of it, and a cut keeps no link past its end.
+TEST(LocalTrace, CallsAndLinksAreDerived) {
+  LocalTrace t;
+  t.push(EventKind::Enter, 0, 0);              // 0 main
+  t.push(EventKind::Enter, 1, 1);              // 1 MPI_Waitall
+  t.push(EventKind::IsendComplete, 2, kNoEvent);  // 2
+  t.push(EventKind::IsendComplete, 3, kNoEvent);  // 3
+  t.push(EventKind::IrecvRequest, 4, kNoEvent);   // 4
+  t.push(EventKind::Leave, 5, 1);              // 5
+  t.push(EventKind::Enter, 6, 2);              // 6 user
+  t.push(EventKind::Enter, 7, 3);              // 7 MPI_Send
+  t.p2p.push_back(P2pRecord{});
+  t.p2p.back().partner = 10;
+  t.push(EventKind::Isend, 8, 0);              // 8
+  t.push(EventKind::Leave, 9, 3);              // 9
+  t.push(EventKind::Leave, 10, 2);             // 10
+  t.push(EventKind::RequestTest, 11, kNoEvent);  // 11, directly in main
+  t.push(EventKind::Leave, 12, 0);             // 12
+  t.region_of_path = {5, 6, 7, 8};
+  EXPECT_EQ(t.call_of(2), 1u);
+  EXPECT_EQ(t.call_of(3), 1u);
+  EXPECT_EQ(t.call_of(8), 7u);
+  EXPECT_EQ(t.call_of(4), 1u);  // answered from the cache
+  EXPECT_EQ(t.call_of(11), 0u);  // skips the closed regions user and MPI_Send
+  EXPECT_EQ(t.leave_of(1), 5u);
+  EXPECT_EQ(t.leave_of(0), 12u);
+  EXPECT_EQ(t.leave_of(6), 10u);
+  EXPECT_EQ(t.enter_of(10), 6u);
+  EXPECT_EQ(t.enter_of(12), 0u);
+  EXPECT_EQ(t.callpath_of(8), 3u);
+  EXPECT_EQ(t.region_of(7), RegionId{8});
+  t.truncate(9);
+  EXPECT_EQ(t.size(), 9u);
+  EXPECT_EQ(t.message(8).partner, kNoEvent);  // its completion was cut off
+  EXPECT_EQ(t.leave_of(7), kNoEvent);
+  EXPECT_EQ(t.call_of(8), 7u);
+}
+
 // Rank 0 calls main/{a,b}, rank 1 calls main/{b,c}: the merged tree has main, a, b, c with
-// preorder ids, rank 0's nodes first, and both ranks' call path columns are rewritten.
+// preorder ids, rank 0's nodes first, and both ranks' Enter events are rewritten to global ids.
 TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   std::vector<CallTree> trees(2);
   LocalTrace t0, t1;
@@ -69,8 +136,7 @@ TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   auto add = [](CallTree& tree, LocalTrace& trace, std::vector<RegionId> path) {
     CallpathId cp;
     for (RegionId r : path) cp = tree.find_or_add(cp, r);
-    trace.push(EventKind::Enter, 0, path.back().value);
-    trace.callpath.push_back(cp.value);
+    trace.push(EventKind::Enter, 0, cp.value);
   };
   add(trees[0], t0, {prog, main, a});
   add(trees[0], t0, {prog, main, b});
@@ -82,8 +148,10 @@ TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   EXPECT_EQ(g.node(CallpathId{2}).region, a);
   EXPECT_EQ(g.node(CallpathId{3}).region, b);
   EXPECT_EQ(g.node(CallpathId{4}).region, c);
-  EXPECT_EQ(t0.callpath, (std::vector<std::uint32_t>{2, 3}));
-  EXPECT_EQ(t1.callpath, (std::vector<std::uint32_t>{4, 3}));
+  EXPECT_EQ(t0.ref, (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(t1.ref, (std::vector<std::uint32_t>{4, 3}));
+  EXPECT_EQ(t1.region_of(1), b);
+  EXPECT_EQ(t1.callpath_of(0), 4u);
   for (std::uint32_t i = 1; i < g.size(); ++i)
     EXPECT_LT(g.node(CallpathId{i}).parent.value, i);
 }
