@@ -144,9 +144,9 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (!tree.node(CallpathId{c}).parent.valid()) s.allocation_time += incl_sum[c];
 
   // The most severe instances: each rank's top ones, merged on rank 0.
-  std::vector<WaitState> top = waits.waits;
-  std::partial_sort(top.begin(), top.begin() + std::min(kWorst, top.size()), top.end(),
-                    [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
+  std::vector<WaitState> top(std::min(kWorst, waits.waits.size()));
+  std::partial_sort_copy(waits.waits.begin(), waits.waits.end(), top.begin(), top.end(),
+                         [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
   std::vector<WorstWire> out(kWorst, WorstWire{-1.0, 0.0, 0, 0, 0, 0});
   for (std::size_t i = 0; i < std::min(kWorst, top.size()); ++i)
     out[i] = WorstWire{top[i].wait,

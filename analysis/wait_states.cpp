@@ -30,14 +30,18 @@ struct PendingMulti {  // Late Sender candidate of an MPI_Waitall/Waitsome call
 
 class Pass {
  public:
-  Pass(const Definitions& defs, const LocalTrace& trace, const replay::MessageTable& messages,
+  Pass(const Definitions& defs, const LocalTrace& trace, replay::MessageTable& messages,
        const replay::CollectiveTable& collectives, Severity& sev)
       : defs_(defs), trace_(trace), msg_(messages), coll_(collectives), sev_(sev),
         clock_(defs.clock) {}
 
   WaitStateResult run() {
     receives();
+    std::vector<EventIdx>().swap(msg_.recv_events);
+    std::vector<replay::RemoteSend>().swap(msg_.sends);
     late_receiver();
+    std::vector<EventIdx>().swap(msg_.send_events);
+    std::vector<replay::RemoteRecv>().swap(msg_.recvs);
     collective_waits();
     std::sort(result_.waits.begin(), result_.waits.end(),
               [](const WaitState& a, const WaitState& b) { return a.event < b.event; });
@@ -102,7 +106,7 @@ class Pass {
     sev_.add(Metric::MpiLatesender, cp, idle);
     sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
     record_wait(r, cp, idle, Metric::MpiLatesender, trace_.time[call],
-                HopKind::Event, s.rank, 0, s.event);
+                HopKind::Event, replay::peer_rank(defs_, trace_, r), 0, s.event);
     if (ls_buffer_.size() == kWrongOrderWindow) {
       const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
       ls_buffer_.pop_front();
@@ -188,7 +192,7 @@ class Pass {
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
     record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,
-                msg_.recvs[m].rank, 0,
+                replay::peer_rank(defs_, trace_, s), 0,
                 msg_.recvs[m].request_event);
   }
 
@@ -318,13 +322,13 @@ class Pass {
     w.hop = hop;
     w.target_rank = target_rank;
     w.comm = comm;
-    w.target = target;
+    w.target = static_cast<std::uint32_t>(target);
     result_.waits.push_back(w);
   }
 
   const Definitions& defs_;
   const LocalTrace& trace_;
-  const replay::MessageTable& msg_;
+  replay::MessageTable& msg_;
   const replay::CollectiveTable& coll_;
   Severity& sev_;
   const Clock& clock_;
@@ -337,7 +341,7 @@ class Pass {
 }  // namespace
 
 WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace,
-                                const replay::MessageTable& messages,
+                                replay::MessageTable&& messages,
                                 const replay::CollectiveTable& collectives, Severity& sev) {
   return Pass(defs, trace, messages, collectives, sev).run();
 }

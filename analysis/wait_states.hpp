@@ -3,6 +3,7 @@
 // completions, receive-side counters; publishes the table of wait states the critical path needs.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "analysis/metric_table.hpp"
@@ -19,21 +20,22 @@ enum class HopKind : std::uint8_t {
   Collective,  ///< to `target_rank`'s instance `target` on communicator `comm`
 };
 
-/// A synchronization point with waiting time > 0 (scalasca-metrics.md §7.1).
+/// A synchronization point with waiting time > 0 (scalasca-metrics.md §7.1). 40 B.
 struct WaitState {
+  double wait = 0.0;           ///< seconds
+  Ticks start = 0;             ///< when the waiting began (Enter of the waiting MPI call)
   EventIdx event = kNoEvent;   ///< the synchpoint event X
   std::uint32_t callpath = 0;  ///< cnode(X)
-  double wait = 0.0;           ///< seconds
-  Metric metric = Metric::MpiLatesender;  ///< which wait-state metric it belongs to
-  Ticks start = 0;             ///< when the waiting began (Enter of the waiting MPI call)
-  HopKind hop = HopKind::Event;
+  std::uint32_t target = 0;    ///< HopKind::Event: event index; Collective: instance index
   Rank target_rank = 0;
   std::uint32_t comm = 0;
-  std::uint64_t target = 0;
+  Metric metric = Metric::MpiLatesender;  ///< which wait-state metric it belongs to
+  HopKind hop = HopKind::Event;
 };
 
 struct WaitStateResult {
-  std::vector<WaitState> waits;  ///< in event order
+  /// In event order. A deque: grows in blocks, without a vector's copy-and-double peak.
+  std::deque<WaitState> waits;
   std::uint64_t p2p_clock_violations = 0;
   std::uint64_t coll_clock_violations = 0;
   EventIdx init_leave = kNoEvent;      ///< Leave of MPI_Init, if any
@@ -44,9 +46,11 @@ struct WaitStateResult {
 };
 
 /// Computes the wait-state metrics into `sev` from the matched messages and collective timings.
+/// The message table is consumed: each half is freed as soon as it has been used, which keeps
+/// the forward phase's peak memory down.
 /// MPI: local (the engine did the communication).
 WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace,
-                                const replay::MessageTable& messages,
+                                replay::MessageTable&& messages,
                                 const replay::CollectiveTable& collectives, Severity& sev);
 
 }  // namespace cpreplay::analysis

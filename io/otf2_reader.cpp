@@ -504,7 +504,7 @@ OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
 }
 
 OTF2_CallbackCode evt_request_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
-                                   OTF2_AttributeList*, uint64_t request) {
+                                   OTF2_AttributeList*, uint64_t /*request*/) {
   CPREPLAY_EVT_GUARD(s->request(EventKind::RequestTest, t, kNoEvent))
 }
 

@@ -58,7 +58,8 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
     if (!fresh) it->second = std::min(it->second, w);
   };
   for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
-    add(messages.sends[m].rank, messages.sends[m].time, trace.time[messages.recv_events[m]]);
+    add(peer_rank(defs, trace, messages.recv_events[m]), messages.sends[m].time,
+        trace.time[messages.recv_events[m]]);
   for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
     Rank src = 0;
     Ticks begin = 0;

@@ -182,7 +182,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       const Pending m = it->second.items.front();
       it->second.items.pop_front();
       table.sends[cursor] =
-          RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event, source};
+          RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event};
       recv_matched[cursor] = 1;
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
@@ -204,7 +204,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     for (int p = 0; p < n; ++p)
       for (int i = 0; i < back_counts[p]; ++i, ++at) {
         const ReplyWire& r = back[at];
-        table.recvs[sends_to[p][r.position]] = RemoteRecv{r.request_enter, r.request_event, p};
+        table.recvs[sends_to[p][r.position]] = RemoteRecv{r.request_enter, r.request_event};
       }
 
     bool more = false;

@@ -10,21 +10,24 @@
 
 namespace cpreplay::replay {
 
+// Packed to 4-byte alignment (28 and 12 B instead of 32 and 16): one of each per message is
+// held through the forward phase. The partner's world rank is not stored: it follows from the
+// local event's own record (peer_rank).
+#pragma pack(push, 4)
 /// What a receiver learns about the send that matches one of its receive events.
 struct RemoteSend {
   Ticks call_enter = 0;  ///< Enter of the sender's MPI call containing the send event
   Ticks time = 0;        ///< the send event's own timestamp
   std::uint64_t bytes = 0;
   EventIdx event = kNoEvent;  ///< the send event's index on the sender
-  Rank rank = 0;              ///< sender's world rank
 };
 
 /// What a sender learns about the receive that matches one of its sends.
 struct RemoteRecv {
   Ticks request_enter = 0;  ///< Enter of the MPI call holding the receive request
   EventIdx request_event = kNoEvent;  ///< MpiRecv itself, or the MpiIrecvRequest
-  Rank rank = 0;
 };
+#pragma pack(pop)
 
 /// The matched messages of one rank, in local event order on each side.
 struct MessageTable {
@@ -34,6 +37,12 @@ struct MessageTable {
   std::vector<RemoteRecv> recvs;      ///< parallel to send_events
   std::uint64_t unmatched = 0;        ///< messages left out (--partial), counted by receivers
 };
+
+/// World rank of the partner of a message event (Send/Isend: destination; Recv/Irecv: source).
+inline Rank peer_rank(const Definitions& defs, const LocalTrace& trace, EventIdx e) {
+  const P2pRecord& rec = trace.message(e);
+  return defs.comms[rec.comm].world_rank(rec.peer, trace.rank);
+}
 
 /// True if the event takes part in message matching (scalasca-metrics.md §2.2): a send or
 /// receive inside an MPI region, not a cancelled send.

@@ -123,8 +123,10 @@ class Pipeline {
     progress_.begin("forward");
     replay_communication();
     if (settings_.time_correct) correct_clocks();
-    waits_ = analysis::wait_state_pass(defs_, trace_, messages_, collectives_, sev_);
-    phase_end(std::to_string(sum_over_ranks(world_, messages_.recv_events.size())) +
+    matched_messages_ = messages_.recv_events.size();
+    unmatched_messages_ = messages_.unmatched;
+    waits_ = analysis::wait_state_pass(defs_, trace_, std::move(messages_), collectives_, sev_);
+    phase_end(std::to_string(sum_over_ranks(world_, matched_messages_)) +
                   " messages, " + std::to_string(sum_over_ranks(world_, waits_.waits.size())) +
                   " wait states");
   }
@@ -233,7 +235,7 @@ class Pipeline {
     s.jumped_events = correction_.jumped_events;
     s.max_jump = correction_.max_jump;
     // Collective either way: every rank knows whether the cut applied.
-    const std::uint64_t unmatched = sum_over_ranks(world_, messages_.unmatched);
+    const std::uint64_t unmatched = sum_over_ranks(world_, unmatched_messages_);
     const std::uint64_t dropped = sum_over_ranks(world_, collectives_.dropped);
     if (!cut_.applied) return;
     s.partial = true;
@@ -285,7 +287,9 @@ class Pipeline {
   CallTree tree_;
   analysis::Severity sev_;
   replay::PartialCut cut_;
-  replay::MessageTable messages_;
+  replay::MessageTable messages_;  ///< consumed by the wait-state pass
+  std::uint64_t matched_messages_ = 0;
+  std::uint64_t unmatched_messages_ = 0;
   replay::CollectiveTable collectives_;
   replay::ClockCorrection correction_;
   analysis::WaitStateResult waits_;

@@ -73,7 +73,7 @@ void LocalTrace::truncate(std::size_t n) {
   if (n >= size()) return;
   forget_calls();
   time.truncate(n);
-  kind.resize(n);
+  kind.truncate(n);
   ref.resize(n);
   std::size_t p2p_kept = 0, coll_kept = 0;
   for (EventIdx e = 0; e < n; ++e) {
@@ -182,7 +182,7 @@ EventIdx LocalTrace::enter_of(EventIdx leave) const {
 }
 
 std::size_t LocalTrace::bytes_used() const {
-  return time.bytes_used() + kind.capacity() * sizeof(EventKind) +
+  return time.bytes_used() + kind.bytes_used() +
          ref.capacity() * sizeof(std::uint32_t) + p2p.size() * sizeof(P2pRecord) +
          coll.size() * sizeof(CollRecord);
 }

@@ -149,7 +149,9 @@ TEST(MetricTable, ParentsPrecedeChildrenAndNamesAreUnique) {
   std::set<std::string> seen;
   for (const auto& m : table) {
     EXPECT_TRUE(seen.insert(m.uniq_name).second) << m.uniq_name;
-    if (m.parent != Metric::Count) EXPECT_TRUE(seen.count(metric_info(m.parent).uniq_name));
+    if (m.parent != Metric::Count) {
+      EXPECT_TRUE(seen.count(metric_info(m.parent).uniq_name));
+    }
   }
   EXPECT_STREQ(metric_info(Metric::MpiLatesenderWo).uniq_name, "mpi_latesender_wo");
   EXPECT_EQ(metric_info(Metric::MpiLatesenderWo).parent, Metric::MpiLatesender);
