@@ -158,7 +158,7 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
       case EventKind::Send:
       case EventKind::Isend: {
         // Every send-type event counts, cancelled ones included (§6).
-        const std::uint64_t bytes = trace.p2p[trace.ref[i]].bytes;
+        const std::uint64_t bytes = trace.bytes_of(i);
         sev.add(bytes == 0 ? Metric::SyncsSend : Metric::CommsSend, cp, 1.0);
         sev.add(Metric::BytesSent, cp, static_cast<double>(bytes));
         break;

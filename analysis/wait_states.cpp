@@ -188,7 +188,7 @@ class Pass {
     const EventIdx call = trace_.call_of(completion);
     const std::uint32_t cp = trace_.ref[call];
     const EventIdx s = msg_.send_events[m];
-    const std::uint64_t bytes = trace_.message(s).bytes;
+    const std::uint64_t bytes = trace_.bytes_of(s);
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
     record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,

@@ -391,13 +391,10 @@ struct EventState {
            " of size " + std::to_string(c.size()));
     mpi_call();
     P2pRecord rec;
-    rec.bytes = bytes;
     rec.comm = comm;
     rec.peer = peer;
     rec.tag = tag;
-    const auto slot = static_cast<std::uint32_t>(trace->p2p.size());
-    trace->p2p.push_back(rec);
-    return add(k, t, slot);
+    return add(k, t, trace->add_message(rec, bytes));
   }
 
   /// A request event (IsendComplete, IrecvRequest, RequestTest, RequestCancelled): `ref` links

@@ -141,19 +141,23 @@ MessageTable match_messages(const World& world, const Definitions& defs,
               std::to_string(rec.tag) + ", communicator " + defs.comms[rec.comm].name + ")";
   };
 
-  // Rounds: every rank ships at most `window` send records per peer, receivers match as far as
-  // the arrived records allow, and replies (with the send's position) go back at once. Memory
-  // for records in flight is bounded by the window, not by the trace.
+  // Rounds: every rank ships at most `window` send records (shared by the peers it still has
+  // records for, at least one each), receivers match as far as the arrived records allow, and
+  // replies (with the send's position) go back at once. Memory for records in flight is bounded
+  // by the window, not by the trace.
   for (;;) {
     std::vector<SendWire> out;
     std::vector<int> counts(n, 0);
+    std::size_t active = 0;
+    for (int p = 0; p < n; ++p) active += shipped[p] < sends_to[p].size() ? 1 : 0;
+    const std::size_t per_peer = std::max<std::size_t>(1, window / std::max<std::size_t>(active, 1));
     for (int p = 0; p < n; ++p) {
-      const std::size_t take = std::min(window, sends_to[p].size() - shipped[p]);
+      const std::size_t take = std::min(per_peer, sends_to[p].size() - shipped[p]);
       counts[p] = static_cast<int>(take);
       for (std::size_t k = shipped[p]; k < shipped[p] + take; ++k) {
         const EventIdx e = table.send_events[sends_to[p][k]];
         const P2pRecord& rec = trace.p2p[trace.ref[e]];
-        out.push_back(SendWire{trace.time[trace.call_of(e)], trace.time[e], rec.bytes, rec.comm,
+        out.push_back(SendWire{trace.time[trace.call_of(e)], trace.time[e], trace.bytes_of(e), rec.comm,
                                rec.tag, e, 0});
       }
       shipped[p] += take;

@@ -50,7 +50,7 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
 /// meets the k-th receive. In rounds, one MPI_Alltoallv ships at most `window` send records
-/// per peer to their receivers, which match as far as the arrived records allow, and a second
+/// (split among the peers still to be served, at least one each) to their receivers, which match as far as the arrived records allow, and a second
 /// one returns the receive-request times to the senders; the result does not depend on the
 /// window. Throws ReplayError (after all rounds, so all ranks finish them) for unmatched
 /// messages; with `tolerate_unmatched` (--partial) they are counted and left out.

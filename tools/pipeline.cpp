@@ -3,6 +3,9 @@
 #include "tools/pipeline.hpp"
 
 #include <sys/resource.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <cstdio>
 #include <memory>
@@ -39,6 +42,14 @@ std::uint64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+/// Hands freed heap pages back to the system between stages: a stage's transient buffers then
+/// do not stay resident under the next stage's tables (which they are too small to hold).
+void release_free_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
@@ -105,6 +116,7 @@ class Pipeline {
       trace_ = io::read_events(settings_.anchor, defs_, world_.rank(), local_tree_,
                                settings_.partial);
     });
+    release_free_memory();  // the OTF2 reader's buffers
     phase_end(std::to_string(sum_over_ranks(world_, trace_.size())) + " events");
   }
 
@@ -181,14 +193,16 @@ class Pipeline {
 
  private:
   /// The matching is fixed by the trace; the timings it carries change with clock correction.
+  /// Collectives go first: their reduction buffers are gone before the message table exists.
   void replay_communication() {
-    world_.agree([&] {
-      messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
-                                         settings_.window);
-    });
     world_.agree([&] {
       collectives_ = replay::reduce_collectives(world_, defs_, trace_, settings_.window,
                                                 settings_.partial);
+    });
+    release_free_memory();
+    world_.agree([&] {
+      messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
+                                         settings_.window);
     });
   }
 

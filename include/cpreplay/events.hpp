@@ -37,14 +37,16 @@ enum class CollOp : std::uint8_t {
   DestroyHandleAndDeallocate = 22
 };
 
-/// Side record of a message event (Send/Isend/Recv/Irecv). 24 B.
+/// Side record of a message event (Send/Isend/Recv/Irecv). 20 B.
 struct P2pRecord {
-  std::uint64_t bytes = 0;
+  static constexpr std::uint32_t kLongMessage = UINT32_MAX;
   std::uint32_t comm = 0;      ///< CommId value
   std::uint32_t peer = 0;      ///< communicator-local rank of the partner, as recorded
   std::uint32_t tag = 0;
   /// Isend: its IsendComplete or RequestCancelled. Irecv: its IrecvRequest. Else kNoEvent.
   EventIdx partner = kNoEvent;
+  /// Message bytes; kLongMessage: 4 GiB or more, kept in LocalTrace::long_messages.
+  std::uint32_t length = 0;
 };
 
 /// Side record of a CollEnd and of its CollBegin, which share it.
@@ -168,6 +170,7 @@ struct LocalTrace {
   /// Side records in fixed-size blocks: they grow without the copy-and-double peak of a vector
   /// (their number is not known before reading).
   std::deque<P2pRecord> p2p;
+  std::unordered_map<std::uint32_t, std::uint64_t> long_messages;  ///< p2p index -> bytes
   std::deque<CollRecord> coll;
   /// The rank's events stop mid-run (regions left open, or a damaged file read with
   /// --partial); such a trace is cut before analysis.
@@ -201,6 +204,20 @@ struct LocalTrace {
   EventIdx enter_of(EventIdx leave) const;
   /// Send/Isend/Recv/Irecv: the P2pRecord.
   const P2pRecord& message(EventIdx e) const { return p2p[ref[e]]; }
+  /// Send/Isend/Recv/Irecv: the message's bytes.
+  std::uint64_t bytes_of(EventIdx e) const {
+    const std::uint32_t length = p2p[ref[e]].length;
+    return length != P2pRecord::kLongMessage ? length : long_messages.at(ref[e]);
+  }
+  /// Appends a message record; returns its index (for `ref`).
+  std::uint32_t add_message(P2pRecord rec, std::uint64_t bytes) {
+    const auto slot = static_cast<std::uint32_t>(p2p.size());
+    rec.length = bytes < P2pRecord::kLongMessage ? static_cast<std::uint32_t>(bytes)
+                                                 : P2pRecord::kLongMessage;
+    if (rec.length == P2pRecord::kLongMessage) long_messages[slot] = bytes;
+    p2p.push_back(rec);
+    return slot;
+  }
   std::size_t bytes_used() const;
 
  private:

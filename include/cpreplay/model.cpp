@@ -102,6 +102,8 @@ void LocalTrace::truncate(std::size_t n) {
     }
   }
   p2p.resize(p2p_kept);
+  for (auto it = long_messages.begin(); it != long_messages.end();)
+    it = it->first >= p2p_kept ? long_messages.erase(it) : std::next(it);
   coll.resize(coll_kept);
 }
 

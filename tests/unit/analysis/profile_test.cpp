@@ -54,10 +54,7 @@ class Builder {
     paths_.pop_back();
   }
   void send(Ticks t, std::uint64_t bytes) {
-    P2pRecord rec;
-    rec.bytes = bytes;
-    trace_.p2p.push_back(rec);
-    trace_.push(EventKind::Send, t, static_cast<std::uint32_t>(trace_.p2p.size() - 1));
+    trace_.push(EventKind::Send, t, trace_.add_message(P2pRecord{}, bytes));
   }
   std::uint32_t path(const std::vector<std::string>& names) {
     CallpathId cp;
@@ -70,6 +67,31 @@ class Builder {
   std::vector<EventIdx> stack_;
   std::vector<CallpathId> paths_;
 };
+
+// Message lengths of 4 GiB and more leave the 32-bit record field and still count exactly.
+TEST(ProfilePass, MessagesOf4GiBAndMore_CountTheirExactBytes) {
+  Builder b;
+  b.enter(0, "prog");
+  b.enter(1, "MPI_Send");
+  b.send(1, 6'000'000'000ULL);
+  b.send(2, 4'294'967'294ULL);  // the largest length the record holds itself
+  b.send(3, 0);
+  b.leave(4);
+  b.leave(5);
+  Severity sev(b.tree_.size());
+  profile_pass(b.defs_, b.tree_, b.trace_, sev);
+  const auto send = b.path({"prog", "MPI_Send"});
+  EXPECT_EQ(b.trace_.long_messages.size(), 1u);
+  EXPECT_EQ(b.trace_.bytes_of(2), 6'000'000'000ULL);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::BytesSent, send), 10'294'967'294.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::CommsSend, send), 2.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::SyncsSend, send), 1.0);
+  b.trace_.truncate(3);  // the long message stays, the others go
+  EXPECT_EQ(b.trace_.p2p.size(), 1u);
+  EXPECT_EQ(b.trace_.bytes_of(2), 6'000'000'000ULL);
+  b.trace_.truncate(2);
+  EXPECT_TRUE(b.trace_.long_messages.empty());
+}
 
 // prog [0,10] > main [1,9] > {work [2,5] > MPI_Send [3,4] (64 B), work [5,7], MPI_Barrier [7,8]}
 TEST(ProfilePass, NestedRegions_ExclusiveTimeVisitsAndBreakdown) {
