@@ -65,7 +65,15 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
   if (k != EventKind::Send && k != EventKind::Isend && k != EventKind::Recv &&
       k != EventKind::Irecv)
     return false;
-  const EventIdx call = trace.call_of(e);
+  return takes_part_in_matching(defs, trace, e, trace.call_of(e));
+}
+
+bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e,
+                            EventIdx call) {
+  const EventKind k = trace.kind[e];
+  if (k != EventKind::Send && k != EventKind::Isend && k != EventKind::Recv &&
+      k != EventKind::Irecv)
+    return false;
   if (!defs.region(trace.region_of(call)).is_mpi()) return false;
   const EventIdx completion = trace.message(e).partner;
   if (k == EventKind::Isend && completion != kNoEvent &&
@@ -85,10 +93,15 @@ MessageTable match_messages(const World& world, const Definitions& defs,
   // their remote halves filled in as matches are found (unmatched ones are compacted away).
   MessageTable table;
   std::vector<std::vector<std::uint32_t>> sends_to(n);  // per destination: positions in table
+  std::vector<EventIdx> open;  // Enter events of the open regions
   for (int pass = 0; pass < 2; ++pass) {
     std::size_t sends = 0, recvs = 0;
+    open.clear();
     for (EventIdx e = 0; e < trace.size(); ++e) {
-      if (!takes_part_in_matching(defs, trace, e)) continue;
+      const EventKind k = trace.kind[e];
+      if (k == EventKind::Enter) open.push_back(e);
+      if (k == EventKind::Leave && !open.empty()) open.pop_back();
+      if (open.empty() || !takes_part_in_matching(defs, trace, e, open.back())) continue;
       const bool send = trace.kind[e] == EventKind::Send || trace.kind[e] == EventKind::Isend;
       if (pass == 0) {
         ++(send ? sends : recvs);

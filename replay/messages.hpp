@@ -47,6 +47,9 @@ inline Rank peer_rank(const Definitions& defs, const LocalTrace& trace, EventIdx
 /// True if the event takes part in message matching (scalasca-metrics.md §2.2): a send or
 /// receive inside an MPI region, not a cancelled send.
 bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e);
+/// The same, for a walk in event order that knows the event's call (its innermost open Enter).
+bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e,
+                            EventIdx call);
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
 /// meets the k-th receive. In rounds, one MPI_Alltoallv ships at most `window` send records

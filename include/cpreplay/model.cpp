@@ -121,6 +121,7 @@ void LocalTrace::forget_calls() const {
 }
 
 EventIdx LocalTrace::call_of(EventIdx e) const {
+  if (e > 0 && kind[e - 1] == EventKind::Enter) return e - 1;  // the common case: first event
   for (const CachedCall& c : cached_)
     if (c.enter != kNoEvent && c.enter < e && e <= c.inside) return c.enter;
   // Back to the innermost open Enter, skipping closed regions. While no Enter/Leave has been
