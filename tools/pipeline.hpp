@@ -19,7 +19,7 @@ struct Settings {
   bool partial = false;  ///< analyze a crashed run up to where every rank still has events
   bool time_correct = false;  ///< shift rank clocks to remove clock-condition violations
   bool count_ranks = false;  ///< print the trace's MPI rank count and stop (for job scripts)
-  std::size_t window = 4096;  ///< collective instances per reduction, records per peer per round
+  std::size_t window = 4096;  ///< collective instances per reduction, message records per round
 };
 
 /// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on
