@@ -88,6 +88,16 @@ TEST(TimeColumn, KeepsEveryTimestampExactly) {
   EXPECT_EQ(t[4097], expect[4096]);
 }
 
+// One event every 10 ms at 1 GHz ticks (100 s in all): no block of 256 spans 2^32 ticks, so no
+// timestamp needs the side map, and the column takes 4 B per event plus 8 B per block.
+TEST(TimeColumn, SparseEventsStayInFourBytes) {
+  TimeColumn t;
+  t.reserve(10000);
+  for (Ticks i = 0; i < 10000; ++i) t.push_back(5'000'000'000ULL + i * 10'000'000ULL);
+  EXPECT_EQ(t.bytes_used(), 10000u * 4 + 40u * 8);
+  EXPECT_EQ(t[9999], 5'000'000'000ULL + 9999 * 10'000'000ULL);
+}
+
 // main { MPI_Waitall { 3 completions } user { MPI_Send { send } } }: calls and Leaves are found
 // by scanning, in event order and out of it, and a cut keeps no link past its end.
 TEST(LocalTrace, CallsAndLinksAreDerived) {
