@@ -28,21 +28,30 @@ struct PendingMulti {  // Late Sender candidate of an MPI_Waitall/Waitsome call
   bool have = false;
 };
 
-class Pass {
- public:
-  Pass(const Definitions& defs, const LocalTrace& trace, replay::MessageTable& messages,
-       const replay::CollectiveTable& collectives, Severity& sev)
-      : defs_(defs), trace_(trace), msg_(messages), coll_(collectives), sev_(sev),
-        clock_(defs.clock) {}
+}  // namespace
 
-  WaitStateResult run() {
+class WaitStatePass::Impl {
+ public:
+  Impl(const Definitions& defs, const LocalTrace& trace, Severity& sev)
+      : defs_(defs), trace_(trace), sev_(sev), clock_(defs.clock) {}
+
+  void messages(replay::MessageTable& table) {
+    msg_ = &table;
     receives();
-    std::vector<EventIdx>().swap(msg_.recv_events);
-    std::vector<replay::RemoteSend>().swap(msg_.sends);
+    std::vector<EventIdx>().swap(table.recv_events);
+    std::vector<replay::RemoteSend>().swap(table.sends);
     late_receiver();
-    std::vector<EventIdx>().swap(msg_.send_events);
-    std::vector<replay::RemoteRecv>().swap(msg_.recvs);
-    collective_waits();
+    std::vector<EventIdx>().swap(table.send_events);
+    std::vector<replay::RemoteRecv>().swap(table.recvs);
+    msg_ = nullptr;
+  }
+
+  void collectives(const replay::CollInstance* instances, const replay::CollTiming* timings,
+                   std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) collective_wait(instances[i], timings[i]);
+  }
+
+  WaitStateResult finish() {
     std::sort(result_.waits.begin(), result_.waits.end(),
               [](const WaitState& a, const WaitState& b) { return a.event < b.event; });
     return std::move(result_);
@@ -59,9 +68,9 @@ class Pass {
   // ---- Late Sender, wrong order, receive counters ---------------------------------------
   void receives() {
     PendingMulti multi;
-    for (std::size_t m = 0; m < msg_.recv_events.size(); ++m) {
-      const EventIdx r = msg_.recv_events[m];
-      const replay::RemoteSend& s = msg_.sends[m];
+    for (std::size_t m = 0; m < msg_->recv_events.size(); ++m) {
+      const EventIdx r = msg_->recv_events[m];
+      const replay::RemoteSend& s = msg_->sends[m];
       const P2pRecord& rec = trace_.message(r);
       const EventIdx call = trace_.call_of(r);
       const std::uint32_t cp = trace_.ref[call];
@@ -99,8 +108,8 @@ class Pass {
   }
 
   void add_late_sender(std::size_t m, double idle) {
-    const EventIdx r = msg_.recv_events[m];
-    const replay::RemoteSend& s = msg_.sends[m];
+    const EventIdx r = msg_->recv_events[m];
+    const replay::RemoteSend& s = msg_->sends[m];
     const EventIdx call = trace_.call_of(r);
     const std::uint32_t cp = trace_.ref[call];
     sev_.add(Metric::MpiLatesender, cp, idle);
@@ -153,8 +162,8 @@ class Pass {
     };
     std::unordered_map<EventIdx, Multi> multi;  // completion call -> maximum
     std::vector<EventIdx> multi_order;
-    for (std::size_t m = 0; m < msg_.send_events.size(); ++m) {
-      const EventIdx s = msg_.send_events[m];
+    for (std::size_t m = 0; m < msg_->send_events.size(); ++m) {
+      const EventIdx s = msg_->send_events[m];
       EventIdx c = s;
       if (trace_.kind[s] == EventKind::Isend) {
         c = trace_.message(s).partner;
@@ -166,7 +175,7 @@ class Pass {
         continue;
       const Ticks ec = trace_.time[call];
       const Ticks lc = trace_.time[trace_.leave_of(call)];
-      const Ticks eq = msg_.recvs[m].request_enter;
+      const Ticks eq = msg_->recvs[m].request_enter;
       const double idle = lc <= eq ? 0.0 : span(ec, eq);
       if (cls == MpiClass::WaitMulti) {
         if (std::binary_search(multi_ls_calls_.begin(), multi_ls_calls_.end(), call)) continue;
@@ -187,20 +196,18 @@ class Pass {
   void add_late_receiver(std::size_t m, EventIdx completion, double idle) {
     const EventIdx call = trace_.call_of(completion);
     const std::uint32_t cp = trace_.ref[call];
-    const EventIdx s = msg_.send_events[m];
+    const EventIdx s = msg_->send_events[m];
     const std::uint64_t bytes = trace_.bytes_of(s);
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
     record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,
                 replay::peer_rank(defs_, trace_, s), 0,
-                msg_.recvs[m].request_event);
+                msg_->recvs[m].request_event);
   }
 
   // ---- Collectives (§4) --------------------------------------------------------------
-  void collective_waits() {
-    for (std::size_t i = 0; i < coll_.instances.size(); ++i) {
-      const replay::CollInstance& inst = coll_.instances[i];
-      const replay::CollTiming& t = coll_.timing[i];
+  void collective_wait(const replay::CollInstance& inst, const replay::CollTiming& t) {
+    {
       const Ticks b = trace_.time[inst.begin];
       const Ticks x = trace_.time[inst.end];
       const std::uint32_t cp = trace_.callpath_of(inst.end);
@@ -211,7 +218,7 @@ class Pass {
         received = rec.received;
         // Non-blocking collectives (MPI_I...) are not analyzed.
         const std::string& name = defs_.region(trace_.region_of(rec.call)).name;
-        if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) continue;
+        if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) return;
       }
       // The critical path starts and ends at these even when there is nobody to wait for.
       if (inst.kind == replay::CollKind::Init) result_.init_leave = inst.end;
@@ -221,7 +228,7 @@ class Pass {
         result_.finalize_latest_rank = t.latest_rank;
         result_.finalize_comm = inst.comm;
       }
-      if (t.comm_size <= 1) continue;
+      if (t.comm_size <= 1) return;
 
       switch (inst.kind) {
         case replay::CollKind::Init: {
@@ -328,8 +335,7 @@ class Pass {
 
   const Definitions& defs_;
   const LocalTrace& trace_;
-  replay::MessageTable& msg_;
-  const replay::CollectiveTable& coll_;
+  replay::MessageTable* msg_ = nullptr;  ///< while messages() runs
   Severity& sev_;
   const Clock& clock_;
   std::deque<LsEntry> ls_buffer_;
@@ -338,12 +344,27 @@ class Pass {
   WaitStateResult result_;
 };
 
-}  // namespace
+WaitStatePass::WaitStatePass(const Definitions& defs, const LocalTrace& trace, Severity& sev)
+    : impl_(std::make_unique<Impl>(defs, trace, sev)) {}
+WaitStatePass::~WaitStatePass() = default;
+
+void WaitStatePass::collectives(const replay::CollInstance* instances,
+                                const replay::CollTiming* timings, std::size_t n) {
+  impl_->collectives(instances, timings, n);
+}
+
+void WaitStatePass::messages(replay::MessageTable&& table) { impl_->messages(table); }
+
+WaitStateResult WaitStatePass::finish() { return impl_->finish(); }
 
 WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace,
                                 replay::MessageTable&& messages,
                                 const replay::CollectiveTable& collectives, Severity& sev) {
-  return Pass(defs, trace, messages, collectives, sev).run();
+  WaitStatePass pass(defs, trace, sev);
+  pass.collectives(collectives.instances.data(), collectives.timing.data(),
+                   collectives.instances.size());
+  pass.messages(std::move(messages));
+  return pass.finish();
 }
 
 }  // namespace cpreplay::analysis

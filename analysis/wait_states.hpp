@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "analysis/metric_table.hpp"
@@ -43,6 +44,28 @@ struct WaitStateResult {
   Ticks finalize_enter = 0;
   Rank finalize_latest_rank = 0;  ///< rank that entered MPI_Finalize last (ties: lower rank)
   std::uint32_t finalize_comm = 0;
+};
+
+/// Computes the wait-state metrics into `sev`, in parts as the replay produces its inputs: the
+/// collective timings window by window (so they need not be kept), then the matched messages.
+/// MPI: local (the engine did the communication).
+class WaitStatePass {
+ public:
+  WaitStatePass(const Definitions& defs, const LocalTrace& trace, Severity& sev);
+  ~WaitStatePass();
+  WaitStatePass(const WaitStatePass&) = delete;
+  WaitStatePass& operator=(const WaitStatePass&) = delete;
+  /// Collective wait states of n instances with their reduced timings.
+  void collectives(const replay::CollInstance* instances, const replay::CollTiming* timings,
+                   std::size_t n);
+  /// Point-to-point wait states. The table is consumed: each half is freed once used.
+  void messages(replay::MessageTable&& table);
+  /// The wait states in event order, and what the critical path needs to start and end.
+  WaitStateResult finish();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Computes the wait-state metrics into `sev` from the matched messages and collective timings.

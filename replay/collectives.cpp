@@ -52,7 +52,8 @@ CollKind kind_of(CollOp op) {
 
 CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                                    const LocalTrace& trace, std::size_t window,
-                                   bool tolerate_missing) {
+                                   bool tolerate_missing, const TimingSink& sink) {
+  window = std::max<std::size_t>(window, 1);
   const Rank me = world.rank();
   // Times travel as doubles of ticks since the clock's global offset: exact below 2^53 ticks.
   const Ticks base = defs.clock.global_offset;
@@ -83,7 +84,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     table.by_comm[inst.comm].push_back(static_cast<std::uint32_t>(table.instances.size()));
     table.instances.push_back(inst);
   }
-  table.timing.assign(table.instances.size(), CollTiming{});
+  if (!sink) table.timing.assign(table.instances.size(), CollTiming{});
 
   // 2. Members must agree on the number of instances per communicator.
   std::vector<long long> lo(ncomms + 1), hi(ncomms + 1), glo(ncomms + 1), ghi(ncomms + 1);
@@ -145,8 +146,21 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     for (auto& list : table.by_comm) list.clear();
     for (std::uint32_t i = 0; i < table.instances.size(); ++i)
       table.by_comm[table.instances[i].comm].push_back(i);
-    table.timing.assign(table.instances.size(), CollTiming{});
+    if (!sink) table.timing.assign(table.instances.size(), CollTiming{});
   }
+  // Timings of the current window: handed to the sink, or copied into the table.
+  std::vector<CollInstance> win_inst;
+  std::vector<CollTiming> win_time;
+  auto deliver = [&](const std::vector<std::uint32_t>& list, std::size_t first) {
+    if (!sink) {
+      for (std::size_t j = 0; j < win_time.size(); ++j) table.timing[list[first + j]] = win_time[j];
+      return;
+    }
+    win_inst.resize(win_time.size());
+    for (std::size_t j = 0; j < win_time.size(); ++j)
+      win_inst[j] = table.instances[list[first + j]];
+    sink(win_inst.data(), win_time.data(), win_time.size());
+  };
 
   // 3. Per communicator, windows of instances: one MAXLOC array reduction (stage 1), one for
   //    the partial-overlap earliest end (stage 2), and a scan where the window has scans.
@@ -160,14 +174,19 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     const std::uint32_t size = pseudo ? static_cast<std::uint32_t>(world.size()) : comm->size();
     const auto& list = table.by_comm[c];
     if (size <= 1) {
-      for (std::uint32_t i : list) {
-        CollTiming& t = table.timing[i];
-        const CollInstance& inst = table.instances[i];
-        t.comm_size = 1;
-        t.latest_begin = t.root_begin = t.latest_sender_begin = t.scan_latest_begin =
-            trace.time[inst.begin];
-        t.earliest_end = t.syncpoint_earliest_end = trace.time[inst.end];
-        t.latest_rank = t.latest_sender = t.root = me;
+      for (std::size_t first = 0; first < list.size(); first += window) {
+        const std::size_t n = std::min(window, list.size() - first);
+        win_time.assign(n, CollTiming{});
+        for (std::size_t j = 0; j < n; ++j) {
+          CollTiming& t = win_time[j];
+          const CollInstance& inst = table.instances[list[first + j]];
+          t.comm_size = 1;
+          t.latest_begin = t.root_begin = t.latest_sender_begin = t.scan_latest_begin =
+              trace.time[inst.begin];
+          t.earliest_end = t.syncpoint_earliest_end = trace.time[inst.end];
+          t.latest_rank = t.latest_sender = t.root = me;
+        }
+        deliver(list, first);
       }
       continue;
     }
@@ -259,10 +278,10 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                  mpi_comm);
       }
 
+      win_time.assign(n, CollTiming{});
       for (std::size_t j = 0; j < n; ++j) {
-        const std::uint32_t i = list[first + j];
         const DoubleInt* s = &out[j * kSlots];
-        CollTiming& t = table.timing[i];
+        CollTiming& t = win_time[j];
         t.comm_size = size;
         t.latest_begin = as_ticks(s[kBegin].value);
         t.latest_rank = world_of(s[kBegin].rank);
@@ -284,6 +303,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
           t.scan_latest_begin = as_ticks(scan_out[j]);
         }
       }
+      deliver(list, first);
     }
     if (owned) MPI_Comm_free(&mpi_comm);
   }

@@ -3,6 +3,7 @@
 // windows of instances per communicator (one array reduction per window, not per instance).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "cpreplay/definitions.hpp"
@@ -52,19 +53,25 @@ struct CollTiming {
 struct CollectiveTable {
   std::uint32_t init_finalize_comm = 0;  ///< id of the pseudo communicator
   std::vector<CollInstance> instances;   ///< in local event order
-  std::vector<CollTiming> timing;        ///< parallel to instances
+  std::vector<CollTiming> timing;        ///< parallel to instances (empty if streamed to a sink)
   /// Per communicator (pseudo one last): instance indices in order, so k -> instance.
   std::vector<std::vector<std::uint32_t>> by_comm;
   std::uint64_t dropped = 0;  ///< instances left out because not every member reached them
 };
 
+/// Receives the timings of a window of instances as soon as they are reduced.
+using TimingSink = std::function<void(const CollInstance* instances, const CollTiming* timings,
+                                      std::size_t n)>;
+
 /// Reduces every instance's timing with its communicator's members, `window` instances per
-/// reduction. Throws ReplayError on every rank when members disagree on the number or kind of
+/// reduction. With a `sink`, each window's timings go there (communicator by communicator, each
+/// in instance order) instead of into the table, so memory for them is bounded by the window. Throws ReplayError on every rank when members disagree on the number or kind of
 /// instances (after all ranks finished their reductions).
 /// MPI: collective on world; reductions on communicators built with MPI_Comm_create_group.
 /// With `tolerate_missing` (--partial), instances that not every member reached are left out.
 CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                                    const LocalTrace& trace, std::size_t window,
-                                   bool tolerate_missing = false);
+                                   bool tolerate_missing = false,
+                                   const TimingSink& sink = nullptr);
 
 }  // namespace cpreplay::replay

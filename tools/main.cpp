@@ -73,6 +73,11 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
                                    "ANCHOR (see cpreplay --help)\n");
     return 2;
   }
+  if (s.window == 0) {
+    if (talk) std::fprintf(stderr, "cpreplay: error: --window must be at least 1 (see cpreplay "
+                                   "--help)\n");
+    return 2;
+  }
   return -1;
 }
 

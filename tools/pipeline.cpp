@@ -133,11 +133,19 @@ class Pipeline {
   /// Message matching and collective timings, clock correction if asked, wait states.
   void forward() {
     progress_.begin("forward");
-    replay_communication();
-    if (settings_.time_correct) correct_clocks();
-    matched_messages_ = messages_.recv_events.size();
-    unmatched_messages_ = messages_.unmatched;
-    waits_ = analysis::wait_state_pass(defs_, trace_, std::move(messages_), collectives_, sev_);
+    if (settings_.time_correct) {
+      replay_communication();  // the timings are kept: the clock correction reuses them
+      correct_clocks();
+      count_messages();
+      waits_ = analysis::wait_state_pass(defs_, trace_, std::move(messages_), collectives_, sev_);
+    } else {
+      // Collective timings go into the wait-state pass window by window and are not kept.
+      analysis::WaitStatePass pass(defs_, trace_, sev_);
+      replay_communication(&pass);
+      count_messages();
+      pass.messages(std::move(messages_));
+      waits_ = pass.finish();
+    }
     phase_end(std::to_string(sum_over_ranks(world_, matched_messages_)) +
                   " messages, " + std::to_string(sum_over_ranks(world_, waits_.waits.size())) +
                   " wait states");
@@ -194,16 +202,27 @@ class Pipeline {
  private:
   /// The matching is fixed by the trace; the timings it carries change with clock correction.
   /// Collectives go first: their reduction buffers are gone before the message table exists.
-  void replay_communication() {
+  /// With a wait-state pass, the collective timings are handed to it instead of being stored.
+  void replay_communication(analysis::WaitStatePass* pass = nullptr) {
+    replay::TimingSink sink;
+    if (pass)
+      sink = [pass](const replay::CollInstance* instances, const replay::CollTiming* timings,
+                    std::size_t n) { pass->collectives(instances, timings, n); };
     world_.agree([&] {
       collectives_ = replay::reduce_collectives(world_, defs_, trace_, settings_.window,
-                                                settings_.partial);
+                                                settings_.partial, sink);
     });
     release_free_memory();
     world_.agree([&] {
       messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
                                          settings_.window);
     });
+  }
+
+  /// Kept for the summary: the message table itself is consumed by the wait-state pass.
+  void count_messages() {
+    matched_messages_ = messages_.recv_events.size();
+    unmatched_messages_ = messages_.unmatched;
   }
 
   /// Constant offsets first; where clocks drift, forward jumps until nothing moves.

@@ -2,6 +2,8 @@
 // End-to-end: the command-line surface (help, version, rank count for job scripts).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/support/run_cpreplay.hpp"
 #include "tests/support/trace_writer.hpp"
 
@@ -46,6 +48,16 @@ TEST(Cli, UnknownOption_ExitsTwoWithOneLine) {
   EXPECT_EQ(r.err.rfind("cpreplay: error: unrecognised option '--no-such-option'", 0), 0u)
       << r.err;
   EXPECT_EQ(r.err.find("cpreplay: error:"), r.err.rfind("cpreplay: error:")) << r.err;
+}
+
+// A window of 0 would never advance: refused before any work (it used to hang).
+TEST(Cli, WindowZero_ExitsTwoWithOneLine) {
+  TempDir dir;
+  small_trace(2, dir / "t");
+  const RunResult r = run_cpreplay(2, {"--window", "0", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("cpreplay: error: --window must be at least 1", 0), 0u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.cubex"));
 }
 
 TEST(Cli, CountRanks_PrintsTheTracesRankCount) {
