@@ -153,7 +153,7 @@ class KindColumn {
 };
 
 /// One rank's events, column-wise: time 4 B + kind 4 bits + ref 4 B = 8.5 B per event, plus a
-/// P2pRecord (24 B) per message event and a CollRecord per collective. Everything else is
+/// P2pRecord (20 B) per message event and a CollRecord per collective. Everything else is
 /// derived: the call path of an MPI event is that of its MPI call, and Enter<->Leave pairs are
 /// found by scanning (cached, so a pass in event order scans each call once).
 struct LocalTrace {
