@@ -60,14 +60,6 @@ std::uint64_t key_of(Rank source, std::uint32_t comm, std::uint32_t tag) {
 
 }  // namespace
 
-bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e) {
-  const EventKind k = trace.kind[e];
-  if (k != EventKind::Send && k != EventKind::Isend && k != EventKind::Recv &&
-      k != EventKind::Irecv)
-    return false;
-  return takes_part_in_matching(defs, trace, e, trace.call_of(e));
-}
-
 bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e,
                             EventIdx call) {
   const EventKind k = trace.kind[e];

@@ -45,9 +45,8 @@ inline Rank peer_rank(const Definitions& defs, const LocalTrace& trace, EventIdx
 }
 
 /// True if the event takes part in message matching (scalasca-metrics.md §2.2): a send or
-/// receive inside an MPI region, not a cancelled send.
-bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e);
-/// The same, for a walk in event order that knows the event's call (its innermost open Enter).
+/// receive inside an MPI region, not a cancelled send. `call` is the event's innermost open
+/// Enter (a walk in event order knows it).
 bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, EventIdx e,
                             EventIdx call);
 
