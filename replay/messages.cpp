@@ -103,8 +103,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
         table.recv_events.push_back(e);
         continue;
       }
-      const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      const Rank peer = defs.comms[rec.comm].world_rank(rec.peer, me);
+      const Rank peer = peer_rank(defs, trace, e);
       sends_to[peer].push_back(static_cast<std::uint32_t>(table.send_events.size()));
       table.send_events.push_back(e);
     }
@@ -180,7 +179,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
     while (cursor < recv_list.size()) {
       const EventIdx e = recv_list[cursor];
       const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      const Rank source = defs.comms[rec.comm].world_rank(rec.peer, me);
+      const Rank source = peer_rank(defs, trace, e);
       auto it = queues.find(key_of(source, rec.comm, rec.tag));
       if (it == queues.end() || it->second.items.empty()) {
         if (arrived_from[source] < total_from[source]) break;  // more is on its way
@@ -224,7 +223,7 @@ MessageTable match_messages(const World& world, const Definitions& defs,
   for (; cursor < recv_list.size(); ++cursor) {
     const EventIdx e = recv_list[cursor];
     const P2pRecord& rec = trace.p2p[trace.ref[e]];
-    const Rank source = defs.comms[rec.comm].world_rank(rec.peer, me);
+    const Rank source = peer_rank(defs, trace, e);
     auto it = queues.find(key_of(source, rec.comm, rec.tag));
     if (it != queues.end() && !it->second.items.empty()) {
       // Cannot happen: the loop above matched while records were queued.
