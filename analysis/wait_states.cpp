@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <deque>
-#include <unordered_map>
+#include <map>
 
 namespace cpreplay::analysis {
 namespace {
@@ -24,7 +24,14 @@ constexpr std::size_t kWrongOrderWindow = 100;
 struct PendingMulti {  // Late Sender candidate of an MPI_Waitall/Waitsome call
   EventIdx call = kNoEvent;
   double idle = 0.0;
-  std::size_t message = 0;  // index into MessageTable::recv_events
+  replay::MatchedRecv message;
+  bool have = false;
+};
+
+struct PendingMultiLr {  // Late Receiver candidate of an MPI_Waitall/Waitsome call
+  double idle = 0.0;
+  replay::MatchedSend message;
+  EventIdx completion = kNoEvent;
   bool have = false;
 };
 
@@ -36,14 +43,26 @@ class WaitStatePass::Impl {
       : defs_(defs), trace_(trace), sev_(sev), clock_(defs.clock) {}
 
   void messages(replay::MessageTable& table) {
-    msg_ = &table;
-    receives();
+    for (std::size_t m = 0; m < table.recv_events.size(); ++m)
+      receive(replay::MatchedRecv{table.recv_events[m], table.sends[m]});
     std::vector<EventIdx>().swap(table.recv_events);
     std::vector<replay::RemoteSend>().swap(table.sends);
-    late_receiver();
+    receives_done(static_cast<EventIdx>(trace_.size()));
+    for (std::size_t m = 0; m < table.send_events.size(); ++m)
+      send(replay::MatchedSend{table.send_events[m], table.recvs[m]});
     std::vector<EventIdx>().swap(table.send_events);
     std::vector<replay::RemoteRecv>().swap(table.recvs);
-    msg_ = nullptr;
+    sends_done(static_cast<EventIdx>(trace_.size()));
+  }
+
+  void receives(const replay::MatchedRecv* m, std::size_t n, EventIdx done) {
+    for (std::size_t i = 0; i < n; ++i) receive(m[i]);
+    receives_done(done);
+  }
+
+  void sends(const replay::MatchedSend* m, std::size_t n, EventIdx done) {
+    for (std::size_t i = 0; i < n; ++i) send(m[i]);
+    sends_done(done);
   }
 
   void collectives(const replay::CollInstance* instances, const replay::CollTiming* timings,
@@ -52,6 +71,8 @@ class WaitStatePass::Impl {
   }
 
   WaitStateResult finish() {
+    receives_done(kNoEvent);
+    sends_done(kNoEvent);
     std::sort(result_.waits.begin(), result_.waits.end(),
               [](const WaitState& a, const WaitState& b) { return a.event < b.event; });
     return std::move(result_);
@@ -66,40 +87,45 @@ class WaitStatePass::Impl {
   }
 
   // ---- Late Sender, wrong order, receive counters ---------------------------------------
-  void receives() {
-    PendingMulti multi;
-    for (std::size_t m = 0; m < msg_->recv_events.size(); ++m) {
-      const EventIdx r = msg_->recv_events[m];
-      const replay::RemoteSend& s = msg_->sends[m];
-      const P2pRecord& rec = trace_.message(r);
-      const EventIdx call = trace_.call_of(r);
-      const std::uint32_t cp = trace_.ref[call];
-      const MpiClass cls = region_of_call(call).mpi_class;
+  // Receives come in event order, so a multi-wait call's receives are consecutive.
+  void receive(const replay::MatchedRecv& message) {
+    const EventIdx r = message.event;
+    const replay::RemoteSend& s = message.send;
+    const P2pRecord& rec = trace_.message(r);
+    const EventIdx call = trace_.call_of(r);
+    const std::uint32_t cp = trace_.ref[call];
+    const MpiClass cls = region_of_call(call).mpi_class;
 
-      // A multi-wait call's Late Sender instance is complete when a receive of another call
-      // comes (or the end): only its maximum counts, once.
-      if (multi.have && multi.call != call) flush_multi(multi);
+    // A multi-wait call's Late Sender instance is complete when a receive of another call
+    // comes (or the end): only its maximum counts, once.
+    if (multi_.have && multi_.call != call) flush_multi(multi_);
 
-      sev_.add(s.bytes == 0 ? Metric::SyncsRecv : Metric::CommsRecv, cp, 1.0);
-      sev_.add(Metric::BytesRcvd, cp, static_cast<double>(s.bytes));
-      if (s.time > trace_.time[r]) ++result_.p2p_clock_violations;
+    sev_.add(s.bytes == 0 ? Metric::SyncsRecv : Metric::CommsRecv, cp, 1.0);
+    sev_.add(Metric::BytesRcvd, cp, static_cast<double>(s.bytes));
+    if (s.time > trace_.time[r]) ++result_.p2p_clock_violations;
 
-      if (cls != MpiClass::Test) {
-        const Ticks er = trace_.time[call];
-        const Ticks lr = trace_.time[trace_.leave_of(call)];
-        const double idle = span(er, std::min(s.call_enter, lr));
-        if (cls == MpiClass::WaitMulti) {
-          if (idle > 0.0 && (!multi.have || multi.call != call || idle > multi.idle)) {
-            multi = PendingMulti{call, idle, m, true};
+    if (cls != MpiClass::Test) {
+      const Ticks er = trace_.time[call];
+      const Ticks lr = trace_.time[trace_.leave_of(call)];
+      const double idle = span(er, std::min(s.call_enter, lr));
+      if (cls == MpiClass::WaitMulti) {
+        if (idle > 0.0 && (!multi_.have || idle > multi_.idle)) {
+          multi_ = PendingMulti{call, idle, message, true};
+          if (multi_ls_calls_.empty() || multi_ls_calls_.back() != call)
             multi_ls_calls_.push_back(call);
-          }
-        } else if (idle > 0.0) {
-          add_late_sender(m, idle);
         }
+      } else if (idle > 0.0) {
+        add_late_sender(message, idle);
       }
-      wrong_order_check(s.time, rec.peer);
     }
-    if (multi.have) flush_multi(multi);
+    wrong_order_check(s.time, rec.peer);
+  }
+
+  /// Every receive before event `done` has been seen.
+  void receives_done(EventIdx done) {
+    recv_done_ = done;
+    if (done >= trace_.size() && multi_.have) flush_multi(multi_);
+    settle_multi_receivers();
   }
 
   void flush_multi(PendingMulti& multi) {
@@ -107,9 +133,9 @@ class WaitStatePass::Impl {
     multi.have = false;
   }
 
-  void add_late_sender(std::size_t m, double idle) {
-    const EventIdx r = msg_->recv_events[m];
-    const replay::RemoteSend& s = msg_->sends[m];
+  void add_late_sender(const replay::MatchedRecv& message, double idle) {
+    const EventIdx r = message.event;
+    const replay::RemoteSend& s = message.send;
     const EventIdx call = trace_.call_of(r);
     const std::uint32_t cp = trace_.ref[call];
     sev_.add(Metric::MpiLatesender, cp, idle);
@@ -152,57 +178,70 @@ class WaitStatePass::Impl {
   }
 
   // ---- Late Receiver (§5.3), on the sender --------------------------------------------
-  void late_receiver() {
-    std::sort(multi_ls_calls_.begin(), multi_ls_calls_.end());
-    struct Multi {
-      double idle = 0.0;
-      std::size_t message = 0;
-      EventIdx completion = kNoEvent;
-      bool have = false;
-    };
-    std::unordered_map<EventIdx, Multi> multi;  // completion call -> maximum
-    std::vector<EventIdx> multi_order;
-    for (std::size_t m = 0; m < msg_->send_events.size(); ++m) {
-      const EventIdx s = msg_->send_events[m];
-      EventIdx c = s;
-      if (trace_.kind[s] == EventKind::Isend) {
-        c = trace_.message(s).partner;
-        if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) continue;
-      }
-      const EventIdx call = trace_.call_of(c);
-      const MpiClass cls = region_of_call(call).mpi_class;
-      if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
-        continue;
-      const Ticks ec = trace_.time[call];
-      const Ticks lc = trace_.time[trace_.leave_of(call)];
-      const Ticks eq = msg_->recvs[m].request_enter;
-      const double idle = lc <= eq ? 0.0 : span(ec, eq);
-      if (cls == MpiClass::WaitMulti) {
-        if (std::binary_search(multi_ls_calls_.begin(), multi_ls_calls_.end(), call)) continue;
-        auto [it, fresh] = multi.try_emplace(call);
-        if (fresh) multi_order.push_back(call);
-        if (idle > 0.0 && (!it->second.have || idle > it->second.idle))
-          it->second = Multi{idle, m, c, true};
-      } else if (idle > 0.0) {
-        add_late_receiver(m, c, idle);
-      }
+  // Sends come in event order; a multi-wait completion call collects the maximum of its sends
+  // and is decided once both sides are settled past it (a Late Sender in the same call rules
+  // out its Late Receiver).
+  void send(const replay::MatchedSend& message) {
+    const EventIdx s = message.event;
+    EventIdx c = s;
+    if (trace_.kind[s] == EventKind::Isend) {
+      c = trace_.message(s).partner;
+      if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) return;
     }
-    for (EventIdx call : multi_order) {
-      const Multi& best = multi[call];
-      if (best.have) add_late_receiver(best.message, best.completion, best.idle);
+    const EventIdx call = trace_.call_of(c);
+    const MpiClass cls = region_of_call(call).mpi_class;
+    if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
+      return;
+    const Ticks ec = trace_.time[call];
+    const Ticks lc = trace_.time[trace_.leave_of(call)];
+    const Ticks eq = message.recv.request_enter;
+    const double idle = lc <= eq ? 0.0 : span(ec, eq);
+    if (cls == MpiClass::WaitMulti) {
+      PendingMultiLr& best = multi_lr_[call];
+      if (idle > 0.0 && (!best.have || idle > best.idle))
+        best = PendingMultiLr{idle, message, c, true};
+    } else if (idle > 0.0) {
+      add_late_receiver(message, c, idle);
     }
   }
 
-  void add_late_receiver(std::size_t m, EventIdx completion, double idle) {
+  /// Every send before event `done` has been seen.
+  void sends_done(EventIdx done) {
+    send_done_ = done;
+    settle_multi_receivers();
+  }
+
+  /// Decides the multi-wait Late Receiver candidates whose call both sides have passed, in call
+  /// order (so the sums do not depend on how the rounds cut the messages).
+  void settle_multi_receivers() {
+    const EventIdx frontier = std::min(recv_done_, send_done_);
+    while (!multi_lr_.empty()) {
+      const auto it = multi_lr_.begin();
+      const EventIdx call = it->first;
+      if (frontier != kNoEvent && trace_.leave_of(call) >= frontier) break;
+      const PendingMultiLr& best = it->second;
+      if (best.have &&
+          !std::binary_search(multi_ls_calls_.begin(), multi_ls_calls_.end(), call))
+        add_late_receiver(best.message, best.completion, best.idle);
+      multi_lr_.erase(it);
+    }
+    // A send not seen yet lies after send_done_, and so does its completion call: calls that
+    // ended before it and have no candidate left are not looked up again.
+    const EventIdx keep_from = multi_lr_.empty() ? kNoEvent : multi_lr_.begin()->first;
+    while (!multi_ls_calls_.empty() && multi_ls_calls_.front() < keep_from &&
+           (send_done_ == kNoEvent || trace_.leave_of(multi_ls_calls_.front()) < send_done_))
+      multi_ls_calls_.pop_front();
+  }
+
+  void add_late_receiver(const replay::MatchedSend& message, EventIdx completion, double idle) {
     const EventIdx call = trace_.call_of(completion);
     const std::uint32_t cp = trace_.ref[call];
-    const EventIdx s = msg_->send_events[m];
+    const EventIdx s = message.event;
     const std::uint64_t bytes = trace_.bytes_of(s);
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
     record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,
-                replay::peer_rank(defs_, trace_, s), 0,
-                msg_->recvs[m].request_event);
+                replay::peer_rank(defs_, trace_, s), 0, message.recv.request_event);
   }
 
   // ---- Collectives (§4) --------------------------------------------------------------
@@ -335,12 +374,15 @@ class WaitStatePass::Impl {
 
   const Definitions& defs_;
   const LocalTrace& trace_;
-  replay::MessageTable* msg_ = nullptr;  ///< while messages() runs
   Severity& sev_;
   const Clock& clock_;
   std::deque<LsEntry> ls_buffer_;
   Ticks ls_latest_send_ = 0;  ///< latest send time in ls_buffer_
-  std::vector<EventIdx> multi_ls_calls_;
+  PendingMulti multi_;                     ///< open multi-wait Late Sender candidate
+  std::deque<EventIdx> multi_ls_calls_;    ///< multi-wait calls with a Late Sender, ascending
+  std::map<EventIdx, PendingMultiLr> multi_lr_;  ///< by completion call
+  EventIdx recv_done_ = 0;  ///< receives before this event have been seen
+  EventIdx send_done_ = 0;  ///< sends before this event have been seen
   WaitStateResult result_;
 };
 
@@ -354,6 +396,14 @@ void WaitStatePass::collectives(const replay::CollInstance* instances,
 }
 
 void WaitStatePass::messages(replay::MessageTable&& table) { impl_->messages(table); }
+
+void WaitStatePass::receives(const replay::MatchedRecv* m, std::size_t n, EventIdx done) {
+  impl_->receives(m, n, done);
+}
+
+void WaitStatePass::sends(const replay::MatchedSend* m, std::size_t n, EventIdx done) {
+  impl_->sends(m, n, done);
+}
 
 WaitStateResult WaitStatePass::finish() { return impl_->finish(); }
 

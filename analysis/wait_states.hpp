@@ -47,18 +47,22 @@ struct WaitStateResult {
 };
 
 /// Computes the wait-state metrics into `sev`, in parts as the replay produces its inputs: the
-/// collective timings window by window (so they need not be kept), then the matched messages.
+/// collective timings window by window and the matched messages round by round, so neither
+/// needs to be kept.
 /// MPI: local (the engine did the communication).
-class WaitStatePass {
+class WaitStatePass final : public replay::MessageSink {
  public:
   WaitStatePass(const Definitions& defs, const LocalTrace& trace, Severity& sev);
-  ~WaitStatePass();
+  ~WaitStatePass() override;
   WaitStatePass(const WaitStatePass&) = delete;
   WaitStatePass& operator=(const WaitStatePass&) = delete;
   /// Collective wait states of n instances with their reduced timings.
   void collectives(const replay::CollInstance* instances, const replay::CollTiming* timings,
                    std::size_t n);
-  /// Point-to-point wait states. The table is consumed: each half is freed once used.
+  /// Point-to-point wait states of matched messages, each side in event order (MessageSink).
+  void receives(const replay::MatchedRecv* m, std::size_t n, EventIdx done) override;
+  void sends(const replay::MatchedSend* m, std::size_t n, EventIdx done) override;
+  /// The same from a whole table. The table is consumed: each half is freed once used.
   void messages(replay::MessageTable&& table);
   /// The wait states in event order, and what the critical path needs to start and end.
   WaitStateResult finish();

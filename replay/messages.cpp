@@ -27,7 +27,7 @@ struct SendWire {
 struct ReplyWire {
   Ticks request_enter;
   EventIdx request_event;
-  std::uint32_t position;  ///< which of the sender's sends to this receiver it answers
+  EventIdx send_event;  ///< which of the sender's events it answers
 };
 
 /// Exchanges per-peer blocks of PODs. counts[p] = number of T for peer p.
@@ -53,6 +53,9 @@ std::vector<T> alltoallv(const World& world, const std::vector<T>& out,
   return in;
 }
 
+/// Empty per-(source, comm, tag) queues kept for reuse before they are dropped.
+constexpr std::size_t kKeptEmptyQueues = 1024;
+
 std::uint64_t key_of(Rank source, std::uint32_t comm, std::uint32_t tag) {
   return (static_cast<std::uint64_t>(source) << 40) ^ (static_cast<std::uint64_t>(comm) << 32) ^
          tag;
@@ -74,131 +77,178 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
   return true;
 }
 
-MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace, bool tolerate_unmatched,
-                            std::size_t window) {
+namespace {
+
+/// Walks the events in order and stops at each one that takes part in matching on one side
+/// (sends or receives), keeping the stack of open regions that decides it.
+class SideScan {
+ public:
+  SideScan(const Definitions& defs, const LocalTrace& trace, bool sends)
+      : defs_(defs), trace_(trace), sends_(sends) {
+    advance();
+  }
+  /// The current event of this side, or trace size at the end.
+  EventIdx current() const { return at_; }
+  bool done() const { return at_ >= trace_.size(); }
+  void next() {
+    ++at_;
+    advance();
+  }
+
+ private:
+  void advance() {
+    for (; at_ < trace_.size(); ++at_) {
+      const EventKind k = trace_.kind[at_];
+      if (k == EventKind::Enter) {
+        open_.push_back(at_);
+        continue;
+      }
+      if (k == EventKind::Leave) {
+        if (!open_.empty()) open_.pop_back();
+        continue;
+      }
+      const bool send = k == EventKind::Send || k == EventKind::Isend;
+      if (send != sends_ || open_.empty()) continue;
+      if (takes_part_in_matching(defs_, trace_, at_, open_.back())) return;
+    }
+  }
+
+  const Definitions& defs_;
+  const LocalTrace& trace_;
+  const bool sends_;
+  EventIdx at_ = 0;
+  std::vector<EventIdx> open_;  ///< Enter events of the open regions
+};
+
+/// Collects everything into a MessageTable.
+class TableSink final : public MessageSink {
+ public:
+  explicit TableSink(MessageTable& table) : table_(table) {}
+  void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
+    for (std::size_t i = 0; i < n; ++i) {
+      table_.recv_events.push_back(m[i].event);
+      table_.sends.push_back(m[i].send);
+    }
+  }
+  void sends(const MatchedSend* m, std::size_t n, EventIdx) override {
+    for (std::size_t i = 0; i < n; ++i) {
+      table_.send_events.push_back(m[i].event);
+      table_.recvs.push_back(m[i].recv);
+    }
+  }
+
+ private:
+  MessageTable& table_;
+};
+
+}  // namespace
+
+MatchCounts match_messages(const World& world, const Definitions& defs, const LocalTrace& trace,
+                           MessageSink& sink, bool tolerate_unmatched, std::size_t window) {
   const int n = world.size();
   const Rank me = world.rank();
   window = std::max<std::size_t>(window, 1);
+  MatchCounts counts;
 
-  // The result tables double as work lists, sized exactly: sends and receives in event order,
-  // their remote halves filled in as matches are found (unmatched ones are compacted away).
-  MessageTable table;
-  std::vector<std::vector<std::uint32_t>> sends_to(n);  // per destination: positions in table
-  std::vector<EventIdx> open;  // Enter events of the open regions
-  for (int pass = 0; pass < 2; ++pass) {
-    std::size_t sends = 0, recvs = 0;
-    open.clear();
-    for (EventIdx e = 0; e < trace.size(); ++e) {
-      const EventKind k = trace.kind[e];
-      if (k == EventKind::Enter) open.push_back(e);
-      if (k == EventKind::Leave && !open.empty()) open.pop_back();
-      if (open.empty() || !takes_part_in_matching(defs, trace, e, open.back())) continue;
-      const bool send = trace.kind[e] == EventKind::Send || trace.kind[e] == EventKind::Isend;
-      if (pass == 0) {
-        ++(send ? sends : recvs);
-        continue;
-      }
-      if (!send) {
-        table.recv_events.push_back(e);
-        continue;
-      }
-      const Rank peer = peer_rank(defs, trace, e);
-      sends_to[peer].push_back(static_cast<std::uint32_t>(table.send_events.size()));
-      table.send_events.push_back(e);
-    }
-    if (pass == 0) {
-      table.send_events.reserve(sends);
-      table.recv_events.reserve(recvs);
-    }
-  }
-  const std::vector<EventIdx>& recv_list = table.recv_events;
-  table.sends.resize(recv_list.size());
-  table.recvs.resize(table.send_events.size());  // request_event == kNoEvent: not matched
   // How many records each sender will ship to me in all: lets a receive whose queue is empty
-  // tell "not yet here" from "never sent".
-  std::vector<long long> total_to(n), total_from(n);
-  for (int p = 0; p < n; ++p) total_to[p] = static_cast<long long>(sends_to[p].size());
+  // tell "not yet here" from "never sent". One counting walk; nothing is stored per event.
+  std::vector<long long> total_to(n, 0), total_from(n);
+  for (SideScan scan(defs, trace, true); !scan.done(); scan.next())
+    ++total_to[peer_rank(defs, trace, scan.current())];
   MPI_Alltoall(total_to.data(), 1, MPI_LONG_LONG, total_from.data(), 1, MPI_LONG_LONG,
                world.comm());
 
+  // Sender state: shipped sends awaiting their reply, in event order.
+  SideScan send_scan(defs, trace, true);
+  std::deque<MatchedSend> in_flight;  // recv.request_event == kNoEvent: no reply yet
+  std::vector<MatchedSend> answered;
   // Receiver state: records that arrived but are not matched yet, per (source, comm, tag).
   struct Pending {
     SendWire wire;
-    std::uint32_t index;  ///< position in the sender's list of sends to me
+    Rank source;
   };
-  struct Queue {
-    std::deque<Pending> items;
-  };
-  std::unordered_map<std::uint64_t, Queue> queues;
+  std::unordered_map<std::uint64_t, std::deque<Pending>> queues;
   std::vector<long long> arrived_from(n, 0);
-  std::size_t cursor = 0;  // next receive to match, in event order
-  std::vector<std::size_t> shipped(n, 0);
-  std::vector<char> recv_matched(recv_list.size(), 0);
+  SideScan recv_scan(defs, trace, false);
+  std::vector<MatchedRecv> matched;
 
   std::string error;
   auto no_send_error = [&](EventIdx e, Rank source, const P2pRecord& rec) {
-    ++table.unmatched;
+    ++counts.unmatched;
     if (error.empty())
       error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " + std::to_string(e) +
               ": receive has no matching send from rank " + std::to_string(source) + " (tag " +
               std::to_string(rec.tag) + ", communicator " + defs.comms[rec.comm].name + ")";
   };
-
-  // Rounds: every rank ships at most `window` send records (shared by the peers it still has
-  // records for, at least one each), receivers match as far as the arrived records allow, and
-  // replies (with the send's position) go back at once. Memory for records in flight is bounded
-  // by the window, not by the trace.
-  for (;;) {
-    std::vector<SendWire> out;
-    std::vector<int> counts(n, 0);
-    std::size_t active = 0;
-    for (int p = 0; p < n; ++p) active += shipped[p] < sends_to[p].size() ? 1 : 0;
-    const std::size_t per_peer = std::max<std::size_t>(1, window / std::max<std::size_t>(active, 1));
-    for (int p = 0; p < n; ++p) {
-      const std::size_t take = std::min(per_peer, sends_to[p].size() - shipped[p]);
-      counts[p] = static_cast<int>(take);
-      for (std::size_t k = shipped[p]; k < shipped[p] + take; ++k) {
-        const EventIdx e = table.send_events[sends_to[p][k]];
-        const P2pRecord& rec = trace.p2p[trace.ref[e]];
-        out.push_back(SendWire{trace.time[trace.call_of(e)], trace.time[e], trace.bytes_of(e), rec.comm,
-                               rec.tag, e, 0});
-      }
-      shipped[p] += take;
+  // Hands the answered prefix of the sends in flight to the sink.
+  auto settle_sends = [&](bool last) {
+    answered.clear();
+    while (!in_flight.empty() && (last || in_flight.front().recv.request_event != kNoEvent)) {
+      if (in_flight.front().recv.request_event != kNoEvent) answered.push_back(in_flight.front());
+      in_flight.pop_front();
     }
+    const EventIdx done = last ? static_cast<EventIdx>(trace.size())
+                          : in_flight.empty() ? send_scan.current()
+                                              : in_flight.front().event;
+    sink.sends(answered.data(), answered.size(), done);
+  };
+
+  // Rounds: every rank ships its next `window` send records in event order, receivers match as
+  // far as the arrived records allow, and replies go back at once. Memory for records in flight
+  // is bounded by the window, not by the trace.
+  for (;;) {
+    std::vector<std::vector<SendWire>> out_to(n);
+    for (std::size_t k = 0; k < window && !send_scan.done(); ++k, send_scan.next()) {
+      const EventIdx e = send_scan.current();
+      const P2pRecord& rec = trace.p2p[trace.ref[e]];
+      out_to[peer_rank(defs, trace, e)].push_back(SendWire{trace.time[trace.call_of(e)],
+                                                           trace.time[e], trace.bytes_of(e),
+                                                           rec.comm, rec.tag, e, 0});
+      in_flight.push_back(MatchedSend{e, RemoteRecv{}});
+    }
+    std::vector<SendWire> out;
+    std::vector<int> out_counts(n);
+    for (int p = 0; p < n; ++p) {
+      out_counts[p] = static_cast<int>(out_to[p].size());
+      out.insert(out.end(), out_to[p].begin(), out_to[p].end());
+    }
+    std::vector<std::vector<SendWire>>().swap(out_to);
     std::vector<int> in_counts;
-    const std::vector<SendWire> in = alltoallv(world, out, counts, in_counts);
+    const std::vector<SendWire> in = alltoallv(world, out, out_counts, in_counts);
     std::vector<SendWire>().swap(out);
     std::size_t at = 0;
     for (int p = 0; p < n; ++p)
-      for (int i = 0; i < in_counts[p]; ++i, ++at)
-        queues[key_of(p, in[at].comm, in[at].tag)].items.push_back(
-            Pending{in[at], static_cast<std::uint32_t>(arrived_from[p]++)});
+      for (int i = 0; i < in_counts[p]; ++i, ++at) {
+        queues[key_of(p, in[at].comm, in[at].tag)].push_back(Pending{in[at], p});
+        ++arrived_from[p];
+      }
 
     std::vector<std::vector<ReplyWire>> replies_to(n);
-    while (cursor < recv_list.size()) {
-      const EventIdx e = recv_list[cursor];
+    matched.clear();
+    for (; !recv_scan.done(); recv_scan.next()) {
+      const EventIdx e = recv_scan.current();
       const P2pRecord& rec = trace.p2p[trace.ref[e]];
       const Rank source = peer_rank(defs, trace, e);
       auto it = queues.find(key_of(source, rec.comm, rec.tag));
-      if (it == queues.end() || it->second.items.empty()) {
+      if (it == queues.end() || it->second.empty()) {
         if (arrived_from[source] < total_from[source]) break;  // more is on its way
         no_send_error(e, source, rec);
-        ++cursor;
         continue;
       }
-      const Pending m = it->second.items.front();
-      it->second.items.pop_front();
-      table.sends[cursor] =
-          RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event};
-      recv_matched[cursor] = 1;
+      const Pending m = it->second.front();
+      it->second.pop_front();
+      // Tags that change from message to message would leave a trail of empty queues.
+      if (it->second.empty() && queues.size() > kKeptEmptyQueues) queues.erase(it);
+      matched.push_back(
+          MatchedRecv{e, RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event}});
+      ++counts.matched;
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
       if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
       replies_to[source].push_back(
-          ReplyWire{trace.time[trace.call_of(request)], request, m.index});
-      ++cursor;
+          ReplyWire{trace.time[trace.call_of(request)], request, m.wire.event});
     }
+    sink.receives(matched.data(), matched.size(), recv_scan.current());
 
     std::vector<ReplyWire> flat;
     std::vector<int> reply_counts(n);
@@ -206,61 +256,48 @@ MessageTable match_messages(const World& world, const Definitions& defs,
       reply_counts[p] = static_cast<int>(replies_to[p].size());
       flat.insert(flat.end(), replies_to[p].begin(), replies_to[p].end());
     }
+    std::vector<std::vector<ReplyWire>>().swap(replies_to);
     std::vector<int> back_counts;
     const std::vector<ReplyWire> back = alltoallv(world, flat, reply_counts, back_counts);
-    at = 0;
-    for (int p = 0; p < n; ++p)
-      for (int i = 0; i < back_counts[p]; ++i, ++at) {
-        const ReplyWire& r = back[at];
-        table.recvs[sends_to[p][r.position]] = RemoteRecv{r.request_enter, r.request_event};
-      }
-
-    bool more = false;
-    for (int p = 0; p < n && !more; ++p) more = shipped[p] < sends_to[p].size();
-    if (!world.any(more)) break;
+    for (const ReplyWire& r : back) {
+      // The sends in flight are in event order: the reply names its send's event.
+      auto it = std::lower_bound(
+          in_flight.begin(), in_flight.end(), r.send_event,
+          [](const MatchedSend& s, EventIdx e) { return s.event < e; });
+      if (it != in_flight.end() && it->event == r.send_event)
+        it->recv = RemoteRecv{r.request_enter, r.request_event};
+    }
+    settle_sends(false);
+    if (!world.any(!send_scan.done())) break;
   }
   // Everything has arrived: receives still waiting have no send.
-  for (; cursor < recv_list.size(); ++cursor) {
-    const EventIdx e = recv_list[cursor];
+  for (; !recv_scan.done(); recv_scan.next()) {
+    const EventIdx e = recv_scan.current();
     const P2pRecord& rec = trace.p2p[trace.ref[e]];
-    const Rank source = peer_rank(defs, trace, e);
-    auto it = queues.find(key_of(source, rec.comm, rec.tag));
-    if (it != queues.end() && !it->second.items.empty()) {
-      // Cannot happen: the loop above matched while records were queued.
-      continue;
-    }
-    no_send_error(e, source, rec);
+    no_send_error(e, peer_rank(defs, trace, e), rec);
   }
+  sink.receives(nullptr, 0, static_cast<EventIdx>(trace.size()));
+  settle_sends(true);  // sends without a reply have no receive (the receiver reports them)
   for (const auto& [key, q] : queues) {
-    table.unmatched += q.items.size();
-    if (error.empty() && !q.items.empty()) {
-      const SendWire& s = q.items.front().wire;
-      const Rank source = static_cast<Rank>(key >> 40);
-      error = defs.anchor_path + ": rank " + std::to_string(source) + ", event " +
+    counts.unmatched += q.size();
+    if (error.empty() && !q.empty()) {
+      const SendWire& s = q.front().wire;
+      error = defs.anchor_path + ": rank " + std::to_string(q.front().source) + ", event " +
               std::to_string(s.event) + ": send to rank " + std::to_string(me) + " (tag " +
               std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
               ") has no matching receive";
     }
   }
-
-  // Only matched messages stay (anything else is an error, or left out with --partial).
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < table.recv_events.size(); ++i)
-    if (recv_matched[i]) {
-      table.recv_events[kept] = table.recv_events[i];
-      table.sends[kept++] = table.sends[i];
-    }
-  table.recv_events.resize(kept);
-  table.sends.resize(kept);
-  kept = 0;
-  for (std::size_t i = 0; i < table.send_events.size(); ++i)
-    if (table.recvs[i].request_event != kNoEvent) {
-      table.send_events[kept] = table.send_events[i];
-      table.recvs[kept++] = table.recvs[i];
-    }
-  table.send_events.resize(kept);
-  table.recvs.resize(kept);
   if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
+  return counts;
+}
+
+MessageTable match_messages(const World& world, const Definitions& defs,
+                            const LocalTrace& trace, bool tolerate_unmatched,
+                            std::size_t window) {
+  MessageTable table;
+  TableSink sink(table);
+  table.unmatched = match_messages(world, defs, trace, sink, tolerate_unmatched, window).unmatched;
   return table;
 }
 

@@ -29,13 +29,42 @@ struct RemoteRecv {
 };
 #pragma pack(pop)
 
-/// The matched messages of one rank, in local event order on each side.
+/// A receive event with what its matching send told the receiver.
+struct MatchedRecv {
+  EventIdx event = kNoEvent;
+  RemoteSend send;
+};
+
+/// A send event with what its matching receive told the sender.
+struct MatchedSend {
+  EventIdx event = kNoEvent;
+  RemoteRecv recv;
+};
+
+/// Takes the matched messages of one rank as the rounds produce them, each side in local event
+/// order. `done` says how far a side is settled: every matching event of that side before event
+/// `done` has been handed over or is unmatched. Called once per round and side (not per
+/// message), and a last time with done == trace size.
+class MessageSink {
+ public:
+  virtual ~MessageSink() = default;
+  virtual void receives(const MatchedRecv* m, std::size_t n, EventIdx done) = 0;
+  virtual void sends(const MatchedSend* m, std::size_t n, EventIdx done) = 0;
+};
+
+/// The matched messages of one rank, in local event order on each side: what the clock
+/// correction needs (it re-reads them on every round), kept whole.
 struct MessageTable {
   std::vector<EventIdx> recv_events;  ///< receive-type events (MpiRecv/MpiIrecv) that matched
   std::vector<RemoteSend> sends;      ///< parallel to recv_events
   std::vector<EventIdx> send_events;  ///< send-type events (MpiSend/MpiIsend) that matched
   std::vector<RemoteRecv> recvs;      ///< parallel to send_events
   std::uint64_t unmatched = 0;        ///< messages left out (--partial), counted by receivers
+};
+
+struct MatchCounts {
+  std::uint64_t matched = 0;    ///< receives of this rank that met their send
+  std::uint64_t unmatched = 0;  ///< messages left out (--partial), counted by receivers
 };
 
 /// World rank of the partner of a message event (Send/Isend: destination; Recv/Irecv: source).
@@ -51,12 +80,20 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
                             EventIdx call);
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
-/// meets the k-th receive. In rounds, one MPI_Alltoallv ships at most `window` send records
-/// (split among the peers still to be served, at least one each) to their receivers, which match as far as the arrived records allow, and a second
-/// one returns the receive-request times to the senders; the result does not depend on the
-/// window. Throws ReplayError (after all rounds, so all ranks finish them) for unmatched
-/// messages; with `tolerate_unmatched` (--partial) they are counted and left out.
+/// meets the k-th receive. In rounds, one MPI_Alltoallv ships a rank's next `window` send
+/// records (in event order) to their receivers, which match as far as the arrived records allow,
+/// and a second one returns the receive-request times to the senders. Matched messages go to
+/// `sink` round by round, so nothing proportional to the trace is kept here: records in flight
+/// are bounded by the window (plus, at a receiver, records that arrived before the receive they
+/// match). The result does not depend on the window. Throws ReplayError (after all rounds, so
+/// all ranks finish them) for unmatched messages; with `tolerate_unmatched` (--partial) they are
+/// counted and left out.
 /// MPI: collective on world.
+MatchCounts match_messages(const World& world, const Definitions& defs, const LocalTrace& trace,
+                           MessageSink& sink, bool tolerate_unmatched = false,
+                           std::size_t window = 65536);
+
+/// The same, collecting everything into a table (for the clock correction).
 MessageTable match_messages(const World& world, const Definitions& defs,
                             const LocalTrace& trace, bool tolerate_unmatched = false,
                             std::size_t window = 65536);

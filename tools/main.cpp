@@ -40,8 +40,8 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
       ("window", po::value(&s.window)->default_value(4096),
-       "replay window: collective instances per reduction and message records per exchange "
-       "round, shared by the peers (bounds replay memory; results do not depend on it)");
+       "replay window: collective instances per reduction and send records per exchange "
+       "round, in event order (bounds replay memory; results do not depend on it)");
   po::options_description hidden;
   hidden.add_options()("anchor", po::value(&s.anchor));
   po::options_description all;

@@ -134,16 +134,22 @@ class Pipeline {
   void forward() {
     progress_.begin("forward");
     if (settings_.time_correct) {
-      replay_communication();  // the timings are kept: the clock correction reuses them
+      replay_communication();  // timings and messages are kept: the clock correction reuses them
       correct_clocks();
-      count_messages();
+      matched_messages_ = messages_.recv_events.size();
+      unmatched_messages_ = messages_.unmatched;
       waits_ = analysis::wait_state_pass(defs_, trace_, std::move(messages_), collectives_, sev_);
     } else {
-      // Collective timings go into the wait-state pass window by window and are not kept.
+      // Collective timings and matched messages go into the wait-state pass window by window
+      // and round by round; neither is kept.
       analysis::WaitStatePass pass(defs_, trace_, sev_);
-      replay_communication(&pass);
-      count_messages();
-      pass.messages(std::move(messages_));
+      reduce_collectives(&pass);
+      world_.agree([&] {
+        const replay::MatchCounts counts = replay::match_messages(
+            world_, defs_, trace_, pass, settings_.partial, settings_.window);
+        matched_messages_ = counts.matched;
+        unmatched_messages_ = counts.unmatched;
+      });
       waits_ = pass.finish();
     }
     phase_end(std::to_string(sum_over_ranks(world_, matched_messages_)) +
@@ -200,10 +206,9 @@ class Pipeline {
   }
 
  private:
-  /// The matching is fixed by the trace; the timings it carries change with clock correction.
-  /// Collectives go first: their reduction buffers are gone before the message table exists.
+  /// Collectives go first: their reduction buffers are gone before the messages are matched.
   /// With a wait-state pass, the collective timings are handed to it instead of being stored.
-  void replay_communication(analysis::WaitStatePass* pass = nullptr) {
+  void reduce_collectives(analysis::WaitStatePass* pass = nullptr) {
     replay::TimingSink sink;
     if (pass)
       sink = [pass](const replay::CollInstance* instances, const replay::CollTiming* timings,
@@ -213,16 +218,16 @@ class Pipeline {
                                                 settings_.partial, sink);
     });
     release_free_memory();
+  }
+
+  /// For the clock correction: the matching is fixed by the trace; the timings it carries
+  /// change with every correction, so both tables are rebuilt after each.
+  void replay_communication() {
+    reduce_collectives();
     world_.agree([&] {
       messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
                                          settings_.window);
     });
-  }
-
-  /// Kept for the summary: the message table itself is consumed by the wait-state pass.
-  void count_messages() {
-    matched_messages_ = messages_.recv_events.size();
-    unmatched_messages_ = messages_.unmatched;
   }
 
   /// Constant offsets first; where clocks drift, forward jumps until nothing moves.
@@ -320,7 +325,7 @@ class Pipeline {
   CallTree tree_;
   analysis::Severity sev_;
   replay::PartialCut cut_;
-  replay::MessageTable messages_;  ///< consumed by the wait-state pass
+  replay::MessageTable messages_;  ///< --time-correct only; consumed by the wait-state pass
   std::uint64_t matched_messages_ = 0;
   std::uint64_t unmatched_messages_ = 0;
   replay::CollectiveTable collectives_;

@@ -748,6 +748,55 @@ TEST(LateReceiver, WaitallWithLateSenderCandidate_NoWait) {
   EXPECT_EQ(scenario::total(cube, "mpi_latereceiver"), 0.0);
 }
 
+// The same rule when the replay settles the two sides of rank 0 in different rounds. Rank 1
+// sends a [0.5, 0.6] and b [0.7, 0.8], posts MPI_Recv [3, 4] for rank 0's Isend, then sends c
+// [c_enter, c_enter + 0.1]. Rank 0: MPI_Recv a [0.5, 1], MPI_Recv b [1, 1.5], MPI_Isend to 1
+// [1.6, 1.7], MPI_Irecv c [1.8, 1.9], MPI_Waitall [2, 6] completing both. With --window 1 the
+// Isend's reply comes back in the first round, while c arrives only in the third: the Waitall's
+// Late Receiver must wait for its receives.
+// c_enter = 5: LS = min(5, 6) - 2 = 3 in the Waitall, so no LR (else 3 - 2 = 1).
+// c_enter = 0.9 (before the Recv at 3): LS = 0, LR = 1.
+TEST(LateReceiver, WaitallSidesSettledInDifferentRounds_SameAsOneRound) {
+  for (const double c_enter : {5.0, 0.9}) {
+    TempDir dir;
+    TraceWriter w(2);
+    scenario::open_all(w);
+    w.recv(0, 0.5, 1.0, 1, 0, 64);
+    w.recv(0, 1.0, 1.5, 1, 0, 64);
+    w.enter(0, 1.6, "MPI_Isend");
+    w.mpi_isend(0, 1.6, 1, 0, 64, 1);
+    w.leave(0, 1.7, "MPI_Isend");
+    w.enter(0, 1.8, "MPI_Irecv");
+    w.mpi_irecv_request(0, 1.8, 2);
+    w.leave(0, 1.9, "MPI_Irecv");
+    w.enter(0, 2.0, "MPI_Waitall");
+    w.mpi_isend_complete(0, 6.0, 1);
+    w.mpi_irecv(0, 6.0, 1, 0, 64, 2);
+    w.leave(0, 6.0, "MPI_Waitall");
+    w.send(1, 0.5, 0.6, 0, 0, 64);
+    w.send(1, 0.7, 0.8, 0, 0, 64);
+    if (c_enter < 3.0) w.send(1, c_enter, c_enter + 0.1, 0, 0, 64);
+    w.region(1, "work", c_enter < 3.0 ? c_enter + 0.1 : 0.8, 3.0);
+    w.recv(1, 3.0, 4.0, 0, 0, 64);
+    if (c_enter >= 3.0) {
+      w.region(1, "work", 4.0, c_enter);
+      w.send(1, c_enter, c_enter + 0.1, 0, 0, 64);
+    }
+    scenario::close_all(w, 7.0);
+    const std::string waitall = kMain + "/MPI_Waitall";
+    const double ls = c_enter >= 3.0 ? 3.0 : 0.0;
+    const double lr = c_enter >= 3.0 ? 0.0 : 1.0;
+    for (const char* window : {"1", "4096"}) {
+      SCOPED_TRACE(std::string("c_enter ") + std::to_string(c_enter) + ", --window " + window);
+      const CubeFile cube = scenario::analyze(w, dir, {"--window", window}, window);
+      EXPECT_NEAR(at(cube, "mpi_latesender", waitall, 0), ls, kTol);
+      EXPECT_NEAR(at(cube, "mpi_latereceiver", waitall, 0), lr, kTol);
+      EXPECT_EQ(at(cube, "mpi_clr_count", waitall, 0), lr > 0.0 ? 1.0 : 0.0);
+      EXPECT_NEAR(scenario::total(cube, "mpi_latereceiver"), lr, kTol);
+    }
+  }
+}
+
 // Rank 0: MPI_Isend [1, 1.1], completed in MPI_Test [2, 6]; rank 1 posts MPI_Recv at 4.
 // For MPI_Wait this would be LR = 4 - 2 = 2; sends completed in MPI_Test* give none (§5.3).
 TEST(LateReceiver, IsendCompletedInTest_NoWait) {
