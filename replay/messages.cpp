@@ -30,28 +30,72 @@ struct ReplyWire {
   EventIdx send_event;  ///< which of the sender's events it answers
 };
 
-/// Exchanges per-peer blocks of PODs. counts[p] = number of T for peer p.
-template <class T>
-std::vector<T> alltoallv(const World& world, const std::vector<T>& out,
-                         const std::vector<int>& counts, std::vector<int>& in_counts) {
-  const int n = world.size();
-  std::vector<int> send_bytes(n), recv_bytes(n), sdispl(n), rdispl(n);
-  for (int p = 0; p < n; ++p) send_bytes[p] = counts[p] * static_cast<int>(sizeof(T));
-  MPI_Alltoall(send_bytes.data(), 1, MPI_INT, recv_bytes.data(), 1, MPI_INT, world.comm());
-  int s = 0, r = 0;
-  for (int p = 0; p < n; ++p) {
-    sdispl[p] = s;
-    rdispl[p] = r;
-    s += send_bytes[p];
-    r += recv_bytes[p];
+/// The ranks this rank exchanges records with, as a distributed graph communicator: an edge
+/// to every rank it sends to (send records) and every rank it receives from (replies). Each
+/// rank names only its own out-edges; MPI works out the in-edges, so a send nobody receives
+/// still has its edge. Per round a rank then talks to its neighbours only: O(degree), not
+/// O(ranks), which is what keeps the rounds cheap at thousands of ranks.
+class Neighbourhood {
+ public:
+  Neighbourhood(const World& world, std::vector<int> peers) {
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    const int me = world.rank();
+    const int degree = static_cast<int>(peers.size());
+    int none = 0;  // Open MPI refuses a null destination list even with degree 0
+    MPI_Dist_graph_create(world.comm(), 1, &me, &degree, peers.empty() ? &none : peers.data(),
+                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm_);
+    int in = 0, out = 0, weighted = 0;
+    MPI_Dist_graph_neighbors_count(comm_, &in, &out, &weighted);
+    in_.resize(in);
+    out_.resize(out);
+    if (in > 0 || out > 0)
+      MPI_Dist_graph_neighbors(comm_, in, in_.data(), MPI_UNWEIGHTED, out, out_.data(),
+                               MPI_UNWEIGHTED);
+    out_index_.assign(world.size(), -1);
+    for (int i = 0; i < out; ++i) out_index_[out_[i]] = i;
   }
-  std::vector<T> in(static_cast<std::size_t>(r) / sizeof(T));
-  MPI_Alltoallv(out.data(), send_bytes.data(), sdispl.data(), MPI_BYTE, in.data(),
-                recv_bytes.data(), rdispl.data(), MPI_BYTE, world.comm());
-  in_counts.resize(n);
-  for (int p = 0; p < n; ++p) in_counts[p] = recv_bytes[p] / static_cast<int>(sizeof(T));
-  return in;
-}
+  ~Neighbourhood() { MPI_Comm_free(&comm_); }
+  Neighbourhood(const Neighbourhood&) = delete;
+  Neighbourhood& operator=(const Neighbourhood&) = delete;
+
+  /// Ranks that send to this one, in the order blocks arrive.
+  const std::vector<int>& sources() const { return in_; }
+  std::size_t out_degree() const { return out_.size(); }
+  /// Position of `rank` among the out-neighbours (it must be one).
+  int out_index(Rank rank) const { return out_index_[rank]; }
+
+  /// Exchanges per-neighbour blocks of PODs: out holds the blocks for the out-neighbours in
+  /// order, counts[i] of them for the i-th; returns the blocks from the in-neighbours in order.
+  template <class T>
+  std::vector<T> exchange(const std::vector<T>& out, const std::vector<int>& counts,
+                          std::vector<int>& in_counts) const {
+    const std::size_t nout = out_.size(), nin = in_.size();
+    std::vector<int> send_bytes(nout), recv_bytes(nin), sdispl(nout), rdispl(nin);
+    for (std::size_t p = 0; p < nout; ++p) send_bytes[p] = counts[p] * static_cast<int>(sizeof(T));
+    MPI_Neighbor_alltoall(send_bytes.data(), 1, MPI_INT, recv_bytes.data(), 1, MPI_INT, comm_);
+    int s = 0, r = 0;
+    for (std::size_t p = 0; p < nout; ++p) {
+      sdispl[p] = s;
+      s += send_bytes[p];
+    }
+    for (std::size_t p = 0; p < nin; ++p) {
+      rdispl[p] = r;
+      r += recv_bytes[p];
+    }
+    std::vector<T> in(static_cast<std::size_t>(r) / sizeof(T));
+    MPI_Neighbor_alltoallv(out.data(), send_bytes.data(), sdispl.data(), MPI_BYTE, in.data(),
+                           recv_bytes.data(), rdispl.data(), MPI_BYTE, comm_);
+    in_counts.resize(nin);
+    for (std::size_t p = 0; p < nin; ++p) in_counts[p] = recv_bytes[p] / static_cast<int>(sizeof(T));
+    return in;
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<int> in_, out_;
+  std::vector<int> out_index_;  ///< by world rank; -1: not an out-neighbour
+};
 
 /// Empty per-(source, comm, tag) queues kept for reuse before they are dropped.
 constexpr std::size_t kKeptEmptyQueues = 1024;
@@ -150,13 +194,30 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   window = std::max<std::size_t>(window, 1);
   MatchCounts counts;
 
-  // How many records each sender will ship to me in all: lets a receive whose queue is empty
-  // tell "not yet here" from "never sent". One counting walk; nothing is stored per event.
-  std::vector<long long> total_to(n, 0), total_from(n);
+  // The neighbourhood, and how many records each sender will ship to me in all: lets a receive
+  // whose queue is empty tell "not yet here" from "never sent". Walks counting; nothing is
+  // stored per event.
+  std::vector<long long> total_from(n, 0);
+  std::vector<int> peers;
+  std::unordered_map<Rank, long long> sends_to;
   for (SideScan scan(defs, trace, true); !scan.done(); scan.next())
-    ++total_to[peer_rank(defs, trace, scan.current())];
-  MPI_Alltoall(total_to.data(), 1, MPI_LONG_LONG, total_from.data(), 1, MPI_LONG_LONG,
-               world.comm());
+    ++sends_to[peer_rank(defs, trace, scan.current())];
+  for (const auto& [dest, count] : sends_to) peers.push_back(dest);
+  {
+    std::vector<char> source(n, 0);
+    for (SideScan scan(defs, trace, false); !scan.done(); scan.next())
+      source[peer_rank(defs, trace, scan.current())] = 1;
+    for (int p = 0; p < n; ++p)
+      if (source[p]) peers.push_back(p);
+  }
+  const Neighbourhood hood(world, std::move(peers));
+  {
+    std::vector<long long> out(hood.out_degree(), 0);
+    for (const auto& [dest, count] : sends_to) out[hood.out_index(dest)] = count;
+    std::vector<int> ones(hood.out_degree(), 1), in_counts;
+    const std::vector<long long> in = hood.exchange(out, ones, in_counts);
+    for (std::size_t i = 0; i < in.size(); ++i) total_from[hood.sources()[i]] = in[i];
+  }
 
   // Sender state: shipped sends awaiting their reply, in event order.
   SideScan send_scan(defs, trace, true);
@@ -197,33 +258,36 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   // far as the arrived records allow, and replies go back at once. Memory for records in flight
   // is bounded by the window, not by the trace.
   for (;;) {
-    std::vector<std::vector<SendWire>> out_to(n);
+    std::vector<std::vector<SendWire>> out_to(hood.out_degree());
     for (std::size_t k = 0; k < window && !send_scan.done(); ++k, send_scan.next()) {
       const EventIdx e = send_scan.current();
       const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      out_to[peer_rank(defs, trace, e)].push_back(SendWire{trace.time[trace.call_of(e)],
+      out_to[hood.out_index(peer_rank(defs, trace, e))].push_back(SendWire{trace.time[trace.call_of(e)],
                                                            trace.time[e], trace.bytes_of(e),
                                                            rec.comm, rec.tag, e, 0});
       in_flight.push_back(MatchedSend{e, RemoteRecv{}});
     }
     std::vector<SendWire> out;
-    std::vector<int> out_counts(n);
-    for (int p = 0; p < n; ++p) {
+    std::vector<int> out_counts(hood.out_degree());
+    for (std::size_t p = 0; p < out_to.size(); ++p) {
       out_counts[p] = static_cast<int>(out_to[p].size());
       out.insert(out.end(), out_to[p].begin(), out_to[p].end());
     }
     std::vector<std::vector<SendWire>>().swap(out_to);
     std::vector<int> in_counts;
-    const std::vector<SendWire> in = alltoallv(world, out, out_counts, in_counts);
+    const std::vector<SendWire> in = hood.exchange(out, out_counts, in_counts);
     std::vector<SendWire>().swap(out);
     std::size_t at = 0;
-    for (int p = 0; p < n; ++p)
-      for (int i = 0; i < in_counts[p]; ++i, ++at) {
+    for (std::size_t i = 0; i < in_counts.size(); ++i) {
+      const Rank p = hood.sources()[i];
+      for (int k = 0; k < in_counts[i]; ++k, ++at) {
         queues[key_of(p, in[at].comm, in[at].tag)].push_back(Pending{in[at], p});
         ++arrived_from[p];
       }
+    }
 
-    std::vector<std::vector<ReplyWire>> replies_to(n);
+    // Replies go to the senders, which are out-neighbours as sources of my receives.
+    std::vector<std::vector<ReplyWire>> replies_to(hood.out_degree());
     matched.clear();
     for (; !recv_scan.done(); recv_scan.next()) {
       const EventIdx e = recv_scan.current();
@@ -245,20 +309,20 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
       if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
-      replies_to[source].push_back(
+      replies_to[hood.out_index(source)].push_back(
           ReplyWire{trace.time[trace.call_of(request)], request, m.wire.event});
     }
     sink.receives(matched.data(), matched.size(), recv_scan.current());
 
     std::vector<ReplyWire> flat;
-    std::vector<int> reply_counts(n);
-    for (int p = 0; p < n; ++p) {
+    std::vector<int> reply_counts(hood.out_degree());
+    for (std::size_t p = 0; p < replies_to.size(); ++p) {
       reply_counts[p] = static_cast<int>(replies_to[p].size());
       flat.insert(flat.end(), replies_to[p].begin(), replies_to[p].end());
     }
     std::vector<std::vector<ReplyWire>>().swap(replies_to);
     std::vector<int> back_counts;
-    const std::vector<ReplyWire> back = alltoallv(world, flat, reply_counts, back_counts);
+    const std::vector<ReplyWire> back = hood.exchange(flat, reply_counts, back_counts);
     for (const ReplyWire& r : back) {
       // The sends in flight are in event order: the reply names its send's event.
       auto it = std::lower_bound(
