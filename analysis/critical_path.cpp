@@ -53,7 +53,7 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
     if (token.kind == kEvent) {
       end = static_cast<EventIdx>(token.target);
     } else if (token.kind == kCollective) {
-      end = collectives.instances[collectives.by_comm[token.comm][token.target]].end;
+      end = collectives.ends[token.comm][token.target];
     } else if (token.kind == kEndOfTrace) {
       end = static_cast<EventIdx>(trace.size());
     }

@@ -411,8 +411,14 @@ WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace
                                 replay::MessageTable&& messages,
                                 const replay::CollectiveTable& collectives, Severity& sev) {
   WaitStatePass pass(defs, trace, sev);
-  pass.collectives(collectives.instances.data(), collectives.timing.data(),
-                   collectives.instances.size());
+  // Communicator by communicator, as the streamed timings come.
+  std::vector<replay::CollInstance> instances;
+  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c) {
+    instances.resize(collectives.ends[c].size());
+    for (std::uint32_t k = 0; k < instances.size(); ++k)
+      instances[k] = collectives.instance(defs, trace, c, k);
+    pass.collectives(instances.data(), collectives.timing[c].data(), instances.size());
+  }
   pass.messages(std::move(messages));
   return pass.finish();
 }

@@ -60,12 +60,14 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
   for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
     add(peer_rank(defs, trace, messages.recv_events[m]), messages.sends[m].time,
         trace.time[messages.recv_events[m]]);
-  for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
-    Rank src = 0;
-    Ticks begin = 0;
-    if (must_follow(collectives.instances[i], collectives.timing[i], me, src, begin))
-      add(src, begin, trace.time[collectives.instances[i].end]);
-  }
+  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c)
+    for (std::uint32_t k = 0; k < collectives.ends[c].size(); ++k) {
+      Rank src = 0;
+      Ticks begin = 0;
+      if (must_follow(collectives.instance(defs, trace, c, k), collectives.timing[c][k], me, src,
+                      begin))
+        add(src, begin, trace.time[collectives.ends[c][k]]);
+    }
 
   // Gather (src, dst, weight) triples on rank 0.
   std::vector<std::int64_t> mine;
@@ -132,14 +134,15 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTr
   for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
     if (messages.sends[m].time > trace.time[messages.recv_events[m]])
       floor.push_back({messages.recv_events[m], messages.sends[m].time});
-  for (std::size_t i = 0; i < collectives.instances.size(); ++i) {
-    const CollInstance& inst = collectives.instances[i];
-    Rank src = 0;
-    Ticks begin = 0;
-    if (must_follow(inst, collectives.timing[i], world.rank(), src, begin) &&
-        begin > trace.time[inst.end])
-      floor.push_back({inst.end, begin});
-  }
+  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c)
+    for (std::uint32_t k = 0; k < collectives.ends[c].size(); ++k) {
+      const CollInstance inst = collectives.instance(defs, trace, c, k);
+      Rank src = 0;
+      Ticks begin = 0;
+      if (must_follow(inst, collectives.timing[c][k], world.rank(), src, begin) &&
+          begin > trace.time[inst.end])
+        floor.push_back({inst.end, begin});
+    }
   std::sort(floor.begin(), floor.end());
   std::uint64_t moved = 0;
   Ticks shift = 0, largest = 0;

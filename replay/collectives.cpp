@@ -50,6 +50,24 @@ CollKind kind_of(CollOp op) {
   }
 }
 
+CollInstance CollectiveTable::instance(const Definitions& defs, const LocalTrace& trace,
+                                      std::uint32_t comm, std::uint32_t k) const {
+  const EventIdx end = ends[comm][k];
+  if (trace.kind[end] == EventKind::CollEnd) {
+    const CollRecord& rec = trace.coll[trace.ref[end]];
+    return CollInstance{rec.begin, end, comm, k, kind_of(rec.op)};
+  }
+  const bool init = defs.region(trace.region_of(end)).mpi_class == MpiClass::Init;
+  return CollInstance{trace.enter_of(end), end, comm, k,
+                      init ? CollKind::Init : CollKind::Finalize};
+}
+
+std::size_t CollectiveTable::size() const {
+  std::size_t n = 0;
+  for (const auto& list : ends) n += list.size();
+  return n;
+}
+
 CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                                    const LocalTrace& trace, std::size_t window,
                                    bool tolerate_missing, const TimingSink& sink) {
@@ -63,28 +81,18 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
   CollectiveTable table;
   const std::uint32_t ncomms = static_cast<std::uint32_t>(defs.comms.size());
   table.init_finalize_comm = ncomms;
-  table.by_comm.resize(ncomms + 1);
+  table.ends.resize(ncomms + 1);
 
-  // 1. The local instances in event order.
+  // 1. The local instances in event order, by communicator.
   for (EventIdx e = 0; e < trace.size(); ++e) {
     const EventKind k = trace.kind[e];
-    CollInstance inst;
     if (k == EventKind::CollEnd) {
-      const CollRecord& rec = trace.coll[trace.ref[e]];
-      inst = CollInstance{rec.begin, e, rec.comm, 0, kind_of(rec.op)};
+      table.ends[trace.coll[trace.ref[e]].comm].push_back(e);
     } else if (k == EventKind::Leave) {
       const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
-      if (cls != MpiClass::Init && cls != MpiClass::Finalize) continue;
-      inst = CollInstance{trace.enter_of(e), e, ncomms, 0,
-                          cls == MpiClass::Init ? CollKind::Init : CollKind::Finalize};
-    } else {
-      continue;
+      if (cls == MpiClass::Init || cls == MpiClass::Finalize) table.ends[ncomms].push_back(e);
     }
-    inst.index = static_cast<std::uint32_t>(table.by_comm[inst.comm].size());
-    table.by_comm[inst.comm].push_back(static_cast<std::uint32_t>(table.instances.size()));
-    table.instances.push_back(inst);
   }
-  if (!sink) table.timing.assign(table.instances.size(), CollTiming{});
 
   // 2. Members must agree on the number of instances per communicator.
   std::vector<long long> lo(ncomms + 1), hi(ncomms + 1), glo(ncomms + 1), ghi(ncomms + 1);
@@ -93,7 +101,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
     int local = me;
     const bool member = c == ncomms || member_of(defs.comms[c], me, local);
     local_rank[c] = member ? local : -1;
-    const long long n = static_cast<long long>(table.by_comm[c].size());
+    const long long n = static_cast<long long>(table.ends[c].size());
     lo[c] = member ? n : std::numeric_limits<long long>::max();
     hi[c] = member ? n : -1;
     if (!member && n > 0) lo[c] = -1;  // collectives on a communicator we are not part of
@@ -109,7 +117,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
   for (std::uint32_t c = 0; c <= ncomms; ++c)
     if (tolerate_missing && ghi[c] >= 0 && glo[c] >= 0 && glo[c] != ghi[c]) {
       // --partial: instances that not every member reached are left out.
-      auto& list = table.by_comm[c];
+      auto& list = table.ends[c];
       if (static_cast<long long>(list.size()) > glo[c]) {
         table.dropped += list.size() - static_cast<std::size_t>(glo[c]);
         list.resize(static_cast<std::size_t>(glo[c]));
@@ -135,30 +143,23 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                         "; --partial analyzes the run up to there)");
     }
 
-  if (table.dropped > 0) {  // keep instances and timings parallel, in event order
-    std::vector<char> keep(table.instances.size(), 0);
-    for (const auto& list : table.by_comm)
-      for (std::uint32_t i : list) keep[i] = 1;
-    std::vector<CollInstance> kept;
-    for (std::size_t i = 0; i < table.instances.size(); ++i)
-      if (keep[i]) kept.push_back(table.instances[i]);
-    table.instances = std::move(kept);
-    for (auto& list : table.by_comm) list.clear();
-    for (std::uint32_t i = 0; i < table.instances.size(); ++i)
-      table.by_comm[table.instances[i].comm].push_back(i);
-    if (!sink) table.timing.assign(table.instances.size(), CollTiming{});
+  if (!sink) {
+    table.timing.resize(ncomms + 1);
+    for (std::uint32_t c = 0; c <= ncomms; ++c) table.timing[c].resize(table.ends[c].size());
   }
   // Timings of the current window: handed to the sink, or copied into the table.
   std::vector<CollInstance> win_inst;
   std::vector<CollTiming> win_time;
-  auto deliver = [&](const std::vector<std::uint32_t>& list, std::size_t first) {
+  auto instance = [&](std::uint32_t c, std::size_t k) {
+    return table.instance(defs, trace, c, static_cast<std::uint32_t>(k));
+  };
+  auto deliver = [&](std::uint32_t c, std::size_t first) {
     if (!sink) {
-      for (std::size_t j = 0; j < win_time.size(); ++j) table.timing[list[first + j]] = win_time[j];
+      std::copy(win_time.begin(), win_time.end(), table.timing[c].begin() + first);
       return;
     }
     win_inst.resize(win_time.size());
-    for (std::size_t j = 0; j < win_time.size(); ++j)
-      win_inst[j] = table.instances[list[first + j]];
+    for (std::size_t j = 0; j < win_time.size(); ++j) win_inst[j] = instance(c, first + j);
     sink(win_inst.data(), win_time.data(), win_time.size());
   };
 
@@ -168,25 +169,25 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
   MPI_Group world_group;
   MPI_Comm_group(world.comm(), &world_group);
   for (std::uint32_t c = 0; c <= ncomms; ++c) {
-    if (local_rank[c] < 0 || table.by_comm[c].empty()) continue;
+    if (local_rank[c] < 0 || table.ends[c].empty()) continue;
     const bool pseudo = c == ncomms;
     const Communicator* comm = pseudo ? nullptr : &defs.comms[c];
     const std::uint32_t size = pseudo ? static_cast<std::uint32_t>(world.size()) : comm->size();
-    const auto& list = table.by_comm[c];
+    const auto& list = table.ends[c];
     if (size <= 1) {
       for (std::size_t first = 0; first < list.size(); first += window) {
         const std::size_t n = std::min(window, list.size() - first);
         win_time.assign(n, CollTiming{});
         for (std::size_t j = 0; j < n; ++j) {
           CollTiming& t = win_time[j];
-          const CollInstance& inst = table.instances[list[first + j]];
+          const CollInstance inst = instance(c, first + j);
           t.comm_size = 1;
           t.latest_begin = t.root_begin = t.latest_sender_begin = t.scan_latest_begin =
               trace.time[inst.begin];
           t.earliest_end = t.syncpoint_earliest_end = trace.time[inst.end];
           t.latest_rank = t.latest_sender = t.root = me;
         }
-        deliver(list, first);
+        deliver(c, first);
       }
       continue;
     }
@@ -214,7 +215,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
       const std::size_t n = std::min(window, list.size() - first);
       in.assign(n * kSlots, DoubleInt{kNone, my_local});
       for (std::size_t j = 0; j < n; ++j) {
-        const CollInstance& inst = table.instances[list[first + j]];
+        const CollInstance inst = instance(c, first + j);
         const double b = as_double(trace.time[inst.begin]);
         const double x = as_double(trace.time[inst.end]);
         std::uint64_t sent = 0, received = 0;
@@ -247,7 +248,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
       in2.assign(n, DoubleInt{kNone, my_local});
       bool any_scan = false;
       for (std::size_t j = 0; j < n; ++j) {
-        const CollInstance& inst = table.instances[list[first + j]];
+        const CollInstance inst = instance(c, first + j);
         const DoubleInt* s = &out[j * kSlots];
         if (s[kOp].value != -s[kNegOp].value && error.empty())
           error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " +
@@ -303,7 +304,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
           t.scan_latest_begin = as_ticks(scan_out[j]);
         }
       }
-      deliver(list, first);
+      deliver(c, first);
     }
     if (owned) MPI_Comm_free(&mpi_comm);
   }

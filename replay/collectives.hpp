@@ -50,13 +50,20 @@ struct CollTiming {
   Ticks scan_latest_begin = 0;   ///< max begin over those
 };
 
+/// This rank's collective instances, kept as 4 B per instance: the end event, per communicator
+/// in order. Everything else of an instance follows from the end event (instance()).
 struct CollectiveTable {
   std::uint32_t init_finalize_comm = 0;  ///< id of the pseudo communicator
-  std::vector<CollInstance> instances;   ///< in local event order
-  std::vector<CollTiming> timing;        ///< parallel to instances (empty if streamed to a sink)
-  /// Per communicator (pseudo one last): instance indices in order, so k -> instance.
-  std::vector<std::vector<std::uint32_t>> by_comm;
+  /// Per communicator (pseudo one last): the end events of its instances in order, k -> end.
+  std::vector<std::vector<EventIdx>> ends;
+  /// Parallel to `ends`, only without a sink (--time-correct, which reuses them).
+  std::vector<std::vector<CollTiming>> timing;
   std::uint64_t dropped = 0;  ///< instances left out because not every member reached them
+
+  /// The k-th instance on communicator `comm`.
+  CollInstance instance(const Definitions& defs, const LocalTrace& trace, std::uint32_t comm,
+                        std::uint32_t k) const;
+  std::size_t size() const;
 };
 
 /// Receives the timings of a window of instances as soon as they are reduced.
@@ -65,7 +72,8 @@ using TimingSink = std::function<void(const CollInstance* instances, const CollT
 
 /// Reduces every instance's timing with its communicator's members, `window` instances per
 /// reduction. With a `sink`, each window's timings go there (communicator by communicator, each
-/// in instance order) instead of into the table, so memory for them is bounded by the window. Throws ReplayError on every rank when members disagree on the number or kind of
+/// in instance order) instead of into the table, so memory for them is bounded by the window;
+/// the table then keeps only the end events (4 B per instance) for the critical path's hops. Throws ReplayError on every rank when members disagree on the number or kind of
 /// instances (after all ranks finished their reductions).
 /// MPI: collective on world; reductions on communicators built with MPI_Comm_create_group.
 /// With `tolerate_missing` (--partial), instances that not every member reached are left out.
