@@ -148,11 +148,12 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   std::partial_sort_copy(waits.waits.begin(), waits.waits.end(), top.begin(), top.end(),
                          [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
   std::vector<WorstWire> out(kWorst, WorstWire{-1.0, 0.0, 0, 0, 0, 0});
-  for (std::size_t i = 0; i < std::min(kWorst, top.size()); ++i)
-    out[i] = WorstWire{top[i].wait,
-                       top[i].start >= gfirst ? defs.clock.span(gfirst, top[i].start) : 0.0,
+  for (std::size_t i = 0; i < std::min(kWorst, top.size()); ++i) {
+    const Ticks start = wait_start(trace, top[i]);
+    out[i] = WorstWire{top[i].wait, start >= gfirst ? defs.clock.span(gfirst, start) : 0.0,
                        static_cast<std::int32_t>(top[i].metric), world.rank(), top[i].callpath,
                        0};
+  }
   std::vector<WorstWire> all(world.rank() == 0 ? kWorst * ranks : 0);
   MPI_Gather(out.data(), static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, all.data(),
              static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, 0, world.comm());

@@ -140,7 +140,7 @@ class WaitStatePass::Impl {
     const std::uint32_t cp = trace_.ref[call];
     sev_.add(Metric::MpiLatesender, cp, idle);
     sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
-    record_wait(r, cp, idle, Metric::MpiLatesender, trace_.time[call],
+    record_wait(r, cp, idle, Metric::MpiLatesender,
                 HopKind::Event, replay::peer_rank(defs_, trace_, r), 0, s.event);
     if (ls_buffer_.size() == kWrongOrderWindow) {
       const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
@@ -240,7 +240,7 @@ class WaitStatePass::Impl {
     const std::uint64_t bytes = trace_.bytes_of(s);
     sev_.add(Metric::MpiLatereceiver, cp, idle);
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
-    record_wait(completion, cp, idle, Metric::MpiLatereceiver, trace_.time[call], HopKind::Event,
+    record_wait(completion, cp, idle, Metric::MpiLatereceiver, HopKind::Event,
                 replay::peer_rank(defs_, trace_, s), 0, message.recv.request_event);
   }
 
@@ -352,19 +352,18 @@ class WaitStatePass::Impl {
   void add_collective_wait(const replay::CollInstance& inst, std::uint32_t cp, double wait,
                            Rank target, Metric metric) {
     if (wait <= 0.0) return;
-    record_wait(inst.end, cp, wait, metric, trace_.time[inst.begin], HopKind::Collective, target,
+    record_wait(inst.end, cp, wait, metric, HopKind::Collective, target,
                 inst.comm, inst.index);
   }
 
   /// Publishes a wait state for the critical path (and the summary's worst instances).
-  void record_wait(EventIdx event, std::uint32_t cp, double wait, Metric metric, Ticks start,
+  void record_wait(EventIdx event, std::uint32_t cp, double wait, Metric metric,
                    HopKind hop, Rank target_rank, std::uint32_t comm, std::uint64_t target) {
     WaitState w;
     w.event = event;
     w.callpath = cp;
     w.wait = wait;
     w.metric = metric;
-    w.start = start;
     w.hop = hop;
     w.target_rank = target_rank;
     w.comm = comm;
@@ -385,6 +384,13 @@ class WaitStatePass::Impl {
   EventIdx send_done_ = 0;  ///< sends before this event have been seen
   WaitStateResult result_;
 };
+
+Ticks wait_start(const LocalTrace& trace, const WaitState& w) {
+  if (w.hop == HopKind::Event) return trace.time[trace.call_of(w.event)];
+  if (trace.kind[w.event] == EventKind::CollEnd)
+    return trace.time[trace.coll[trace.ref[w.event]].begin];
+  return trace.time[trace.enter_of(w.event)];  // MPI_Init/MPI_Finalize: their Leave
+}
 
 WaitStatePass::WaitStatePass(const Definitions& defs, const LocalTrace& trace, Severity& sev)
     : impl_(std::make_unique<Impl>(defs, trace, sev)) {}

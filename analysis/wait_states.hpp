@@ -21,10 +21,10 @@ enum class HopKind : std::uint8_t {
   Collective,  ///< to `target_rank`'s instance `target` on communicator `comm`
 };
 
-/// A synchronization point with waiting time > 0 (scalasca-metrics.md §7.1). 40 B.
+/// A synchronization point with waiting time > 0 (scalasca-metrics.md §7.1). 32 B; when the
+/// waiting began follows from the event (wait_start).
 struct WaitState {
   double wait = 0.0;           ///< seconds
-  Ticks start = 0;             ///< when the waiting began (Enter of the waiting MPI call)
   EventIdx event = kNoEvent;   ///< the synchpoint event X
   std::uint32_t callpath = 0;  ///< cnode(X)
   std::uint32_t target = 0;    ///< HopKind::Event: event index; Collective: instance index
@@ -33,6 +33,12 @@ struct WaitState {
   Metric metric = Metric::MpiLatesender;  ///< which wait-state metric it belongs to
   HopKind hop = HopKind::Event;
 };
+
+static_assert(sizeof(WaitState) == 32, "one per wait state, kept for the backward pass");
+
+/// When the waiting began: the Enter of the waiting MPI call, or the begin of the collective
+/// instance (its CollBegin, or the Enter of MPI_Init/MPI_Finalize).
+Ticks wait_start(const LocalTrace& trace, const WaitState& w);
 
 struct WaitStateResult {
   /// In event order. A deque: grows in blocks, without a vector's copy-and-double peak.
