@@ -123,12 +123,13 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 
 namespace {
 
-/// Walks the events in order and stops at each one that takes part in matching on one side
-/// (sends or receives), keeping the stack of open regions that decides it.
+/// Walks the events in order and stops at each one that takes part in matching on the chosen
+/// side (sends, receives, or both), keeping the stack of open regions that decides it.
 class SideScan {
  public:
-  SideScan(const Definitions& defs, const LocalTrace& trace, bool sends)
-      : defs_(defs), trace_(trace), sends_(sends) {
+  enum Side { kSends, kReceives, kBoth };
+  SideScan(const Definitions& defs, const LocalTrace& trace, Side side)
+      : defs_(defs), trace_(trace), side_(side) {
     advance();
   }
   /// The current event of this side, or trace size at the end.
@@ -151,15 +152,18 @@ class SideScan {
         if (!open_.empty()) open_.pop_back();
         continue;
       }
+      if (k != EventKind::Send && k != EventKind::Isend && k != EventKind::Recv &&
+          k != EventKind::Irecv)
+        continue;
       const bool send = k == EventKind::Send || k == EventKind::Isend;
-      if (send != sends_ || open_.empty()) continue;
+      if (open_.empty() || (side_ == kSends && !send) || (side_ == kReceives && send)) continue;
       if (takes_part_in_matching(defs_, trace_, at_, open_.back())) return;
     }
   }
 
   const Definitions& defs_;
   const LocalTrace& trace_;
-  const bool sends_;
+  const Side side_;
   EventIdx at_ = 0;
   std::vector<EventIdx> open_;  ///< Enter events of the open regions
 };
@@ -197,31 +201,37 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   // The neighbourhood, and how many records each sender will ship to me in all: lets a receive
   // whose queue is empty tell "not yet here" from "never sent". Walks counting; nothing is
   // stored per event.
-  std::vector<long long> total_from(n, 0);
-  std::vector<int> peers;
-  std::unordered_map<Rank, long long> sends_to;
-  for (SideScan scan(defs, trace, true); !scan.done(); scan.next())
-    ++sends_to[peer_rank(defs, trace, scan.current())];
-  for (const auto& [dest, count] : sends_to) peers.push_back(dest);
-  {
-    std::vector<char> source(n, 0);
-    for (SideScan scan(defs, trace, false); !scan.done(); scan.next())
-      source[peer_rank(defs, trace, scan.current())] = 1;
-    for (int p = 0; p < n; ++p)
-      if (source[p]) peers.push_back(p);
+  std::vector<long long> total_from(n, 0), sends_to(n, 0);
+  std::vector<char> source(n, 0);
+  for (SideScan scan(defs, trace, SideScan::kBoth); !scan.done(); scan.next()) {
+    const EventIdx e = scan.current();
+    const Rank peer = peer_rank(defs, trace, e);
+    const EventKind k = trace.kind[e];
+    if (k == EventKind::Send || k == EventKind::Isend)
+      ++sends_to[peer];
+    else
+      source[peer] = 1;
   }
+  std::vector<int> peers;
+  for (int p = 0; p < n; ++p)
+    if (sends_to[p] > 0 || source[p]) peers.push_back(p);
+  std::vector<char>().swap(source);
   const Neighbourhood hood(world, std::move(peers));
   {
     std::vector<long long> out(hood.out_degree(), 0);
-    for (const auto& [dest, count] : sends_to) out[hood.out_index(dest)] = count;
+    for (int p = 0; p < n; ++p)
+      if (sends_to[p] > 0) out[hood.out_index(p)] = sends_to[p];
     std::vector<int> ones(hood.out_degree(), 1), in_counts;
     const std::vector<long long> in = hood.exchange(out, ones, in_counts);
     for (std::size_t i = 0; i < in.size(); ++i) total_from[hood.sources()[i]] = in[i];
   }
 
   // Sender state: shipped sends awaiting their reply, in event order.
-  SideScan send_scan(defs, trace, true);
-  std::deque<MatchedSend> in_flight;  // recv.request_event == kNoEvent: no reply yet
+  SideScan send_scan(defs, trace, SideScan::kSends);
+  // Shipped sends awaiting their reply, in event order, from in_flight[head] on (a vector
+  // compacted now and then, so a reply finds its send by binary search on contiguous memory).
+  std::vector<MatchedSend> in_flight;  // recv.request_event == kNoEvent: no reply yet
+  std::size_t head = 0;
   std::vector<MatchedSend> answered;
   // Receiver state: records that arrived but are not matched yet, per (source, comm, tag).
   struct Pending {
@@ -230,7 +240,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   };
   std::unordered_map<std::uint64_t, std::deque<Pending>> queues;
   std::vector<long long> arrived_from(n, 0);
-  SideScan recv_scan(defs, trace, false);
+  SideScan recv_scan(defs, trace, SideScan::kReceives);
   std::vector<MatchedRecv> matched;
 
   std::string error;
@@ -244,13 +254,16 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   // Hands the answered prefix of the sends in flight to the sink.
   auto settle_sends = [&](bool last) {
     answered.clear();
-    while (!in_flight.empty() && (last || in_flight.front().recv.request_event != kNoEvent)) {
-      if (in_flight.front().recv.request_event != kNoEvent) answered.push_back(in_flight.front());
-      in_flight.pop_front();
-    }
+    for (; head < in_flight.size() && (last || in_flight[head].recv.request_event != kNoEvent);
+         ++head)
+      if (in_flight[head].recv.request_event != kNoEvent) answered.push_back(in_flight[head]);
     const EventIdx done = last ? static_cast<EventIdx>(trace.size())
-                          : in_flight.empty() ? send_scan.current()
-                                              : in_flight.front().event;
+                          : head == in_flight.size() ? send_scan.current()
+                                                     : in_flight[head].event;
+    if (head > in_flight.size() / 2) {
+      in_flight.erase(in_flight.begin(), in_flight.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
     sink.sends(answered.data(), answered.size(), done);
   };
 
@@ -326,7 +339,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
     for (const ReplyWire& r : back) {
       // The sends in flight are in event order: the reply names its send's event.
       auto it = std::lower_bound(
-          in_flight.begin(), in_flight.end(), r.send_event,
+          in_flight.begin() + static_cast<std::ptrdiff_t>(head), in_flight.end(), r.send_event,
           [](const MatchedSend& s, EventIdx e) { return s.event < e; });
       if (it != in_flight.end() && it->event == r.send_event)
         it->recv = RemoteRecv{r.request_enter, r.request_event};
