@@ -2,6 +2,7 @@
 // MPI world wrapper: failure agreement and rank-0 progress.
 #include "replay/world.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,16 @@ bool World::any(bool flag) const {
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm_);
   return global != 0;
+}
+
+void World::broadcast(std::string& bytes) const {
+  std::uint64_t size = bytes.size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
+  bytes.resize(size);
+  constexpr std::uint64_t kPiece = 1u << 30;  // MPI counts are ints
+  for (std::uint64_t at = 0; at < size; at += kPiece)
+    MPI_Bcast(bytes.data() + at, static_cast<int>(std::min(kPiece, size - at)), MPI_BYTE, 0,
+              comm_);
 }
 
 int World::first_failing(bool failed) const {

@@ -50,6 +50,9 @@ class World {
 
   /// True on every rank if `flag` is true on some rank. MPI: collective on world.
   bool any(bool flag) const;
+  /// Rank 0's `bytes` replace everybody else's.
+  /// MPI: collective on world.
+  void broadcast(std::string& bytes) const;
 
  private:
   /// Test hook (tests/e2e/robustness_test.cpp), read from the environment once:

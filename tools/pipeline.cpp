@@ -71,7 +71,16 @@ class Pipeline {
   /// Definitions everywhere; checks the rank count and threads. False: nothing more to do.
   bool load_definitions() {
     progress_.begin("definitions");
-    world_.agree([&] { defs_ = io::read_definitions(settings_.anchor); });
+    // Rank 0 reads the definitions file and hands it on: at thousands of ranks, one reader
+    // instead of a storm of opens and parses of the same file on the shared file system.
+    std::string bytes;
+    world_.agree([&] {
+      if (world_.rank() != 0) return;
+      defs_ = io::read_definitions(settings_.anchor);
+      bytes = encode_definitions(defs_);
+    });
+    world_.broadcast(bytes);
+    if (world_.rank() != 0) defs_ = decode_definitions(bytes);
     if (settings_.count_ranks) {
       if (world_.rank() == 0) std::printf("%d\n", defs_.ranks());
       return false;

@@ -100,6 +100,11 @@ struct Definitions {
   int ranks() const { return static_cast<int>(processes.size()); }
 };
 
+/// Definitions as bytes and back, for handing them from the rank that read them to the others.
+/// decode_definitions throws std::runtime_error on a truncated or overlong encoding.
+std::string encode_definitions(const Definitions& defs);
+Definitions decode_definitions(const std::string& bytes);
+
 /// Fills Region::mpi_class from the region's file and name (scalasca-metrics.md §2.3).
 MpiClass classify_mpi_region(const std::string& file, const std::string& name);
 
