@@ -130,53 +130,51 @@ TEST(Invariance, CollectiveWindowSize_IdenticalReports) {
   EXPECT_EQ(scenario::total(base, "comms_cxch"), 12.0 * (4 * 4 + 1 + 3));
 }
 
-// Collective timings reach the wait-state pass window by window by default, and through the
-// stored table with --time-correct (the clock correction reuses them). On a simulated trace,
-// whose clocks need no correction, nothing moves and both routes must give the same values.
-TEST(Invariance, StreamedAndStoredCollectiveTimings_IdenticalReports) {
-  TempDir dir;
-  ASSERT_EQ(run_mktrace({"collectives", dir / "c", "--ranks", "5", "--iters", "6"}).exit_code, 0);
-  const std::string trace = dir / "c/traces.otf2";
+// Analyzes a cpreplay-mktrace scenario twice: streamed (the default route, with a window of 2)
+// and stored (--time-correct, whose clock correction keeps the tables; a simulated trace needs
+// no correction, so nothing moves). Both reports must hold identical values; returns the
+// streamed one.
+CubeFile streamed_equals_stored(const TempDir& dir, const std::string& kind, int ranks) {
+  EXPECT_EQ(run_mktrace({kind, dir / "t", "--ranks", std::to_string(ranks), "--iters", "8"})
+                .exit_code,
+            0);
+  const std::string trace = dir / "t/traces.otf2";
   const RunResult streamed =
-      run_cpreplay(5, {"-q", "--window", "2", "-o", dir / "streamed.cubex", trace});
+      run_cpreplay(ranks, {"-q", "--window", "2", "-o", dir / "streamed.cubex", trace});
   const RunResult stored = run_cpreplay(
-      5, {"-q", "--time-correct", "-o", dir / "stored.cubex", "--json", dir / "s.json", trace});
-  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
-  ASSERT_EQ(stored.exit_code, 0) << stored.err;
+      ranks, {"-q", "--time-correct", "-o", dir / "stored.cubex", "--json", dir / "s.json", trace});
+  EXPECT_EQ(streamed.exit_code, 0) << streamed.err;
+  EXPECT_EQ(stored.exit_code, 0) << stored.err;
   EXPECT_EQ(read_json_file(dir / "s.json")["time_correction"]["moved_events"].number, 0);
   const CubeFile a = read_cube(dir / "streamed.cubex");
   const CubeFile b = read_cube(dir / "stored.cubex");
   EXPECT_EQ(diff_values(a, b), "");
   EXPECT_TRUE(a.values == b.values);
+  return a;
+}
+
+// Collective timings reach the wait-state pass window by window by default, and through the
+// stored table with --time-correct.
+TEST(Invariance, StreamedAndStoredCollectiveTimings_IdenticalReports) {
+  TempDir dir;
+  const CubeFile a = streamed_equals_stored(dir, "collectives", 5);
   EXPECT_GT(scenario::total(a, "mpi_wait_nxn") + scenario::total(a, "mpi_barrier_wait"), 0.0);
 }
 
 // Matched messages likewise: round by round into the wait-state pass by default, through the
 // stored table with --time-correct. Blocking send/receive pairs with a new tag every iteration
-// (late-sender) and Isend/Irecv halos completed in MPI_Waitall (nonblocking), 4 ranks, with a
-// window of 2 send records per round: both routes must give the same values.
+// (late-sender) and Isend/Irecv halos completed in MPI_Waitall (nonblocking).
 TEST(Invariance, StreamedAndStoredMessages_IdenticalReports) {
-  for (const std::string kind : {"late-sender", "nonblocking"}) {
-    SCOPED_TRACE(kind);
+  {
     TempDir dir;
-    ASSERT_EQ(run_mktrace({kind, dir / "n", "--ranks", "4", "--iters", "8"}).exit_code, 0);
-    const std::string trace = dir / "n/traces.otf2";
-    const RunResult streamed =
-        run_cpreplay(4, {"-q", "--window", "2", "-o", dir / "streamed.cubex", trace});
-    const RunResult stored = run_cpreplay(
-        4, {"-q", "--time-correct", "-o", dir / "stored.cubex", "--json", dir / "s.json", trace});
-    ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
-    ASSERT_EQ(stored.exit_code, 0) << stored.err;
-    EXPECT_EQ(read_json_file(dir / "s.json")["time_correction"]["moved_events"].number, 0);
-    const CubeFile a = read_cube(dir / "streamed.cubex");
-    const CubeFile b = read_cube(dir / "stored.cubex");
-    EXPECT_EQ(diff_values(a, b), "");
-    EXPECT_TRUE(a.values == b.values);
-    // 4 ranks x 8 iterations: one message per rank (late-sender), two (nonblocking).
-    EXPECT_EQ(scenario::total(a, "comms_recv"), (kind == "nonblocking" ? 2.0 : 1.0) * 4 * 8);
-    if (kind == "late-sender") {
-      EXPECT_GT(scenario::total(a, "mpi_latesender"), 0.0);
-    }
+    const CubeFile a = streamed_equals_stored(dir, "late-sender", 4);
+    EXPECT_EQ(scenario::total(a, "comms_recv"), 4.0 * 8);  // one message per rank and iteration
+    EXPECT_GT(scenario::total(a, "mpi_latesender"), 0.0);
+  }
+  {
+    TempDir dir;
+    const CubeFile a = streamed_equals_stored(dir, "nonblocking", 4);
+    EXPECT_EQ(scenario::total(a, "comms_recv"), 2.0 * 4 * 8);  // two per rank and iteration
   }
 }
 
