@@ -130,6 +130,26 @@ TEST(Invariance, CollectiveWindowSize_IdenticalReports) {
   EXPECT_EQ(scenario::total(base, "comms_cxch"), 12.0 * (4 * 4 + 1 + 3));
 }
 
+// --time-correct must leave a trace alone where no clock condition is violated. The mixed trace
+// has an Allgather that rank 3 enters after ranks 0-2 have left (rank 3 only receives, so they
+// need not wait for it) and collectives without payload: neither orders the ranks' clocks, just
+// as neither counts as a violation. Nothing may move and the values must stay the same.
+TEST(Invariance, TimeCorrect_NoViolations_MovesNothing) {
+  TempDir dir;
+  const TraceWriter w = mixed_trace();
+  RunResult run;
+  const CubeFile plain = scenario::analyze(w, dir, {"--json", dir / "p.json"}, "plain");
+  const CubeFile corrected =
+      scenario::analyze(w, dir, {"--time-correct", "--json", dir / "c.json"}, "tc", &run);
+  const Json p = read_json_file(dir / "p.json");
+  const Json c = read_json_file(dir / "c.json");
+  EXPECT_EQ(p["clock_violations"]["collective"].number, 0);
+  EXPECT_EQ(p["clock_violations"]["point_to_point"].number, 0);
+  EXPECT_EQ(c["time_correction"]["moved_events"].number, 0) << run.err;
+  EXPECT_EQ(c["time_correction"]["jumped_events"].number, 0);
+  EXPECT_EQ(diff_values(plain, corrected), "");
+}
+
 // Analyzes a cpreplay-mktrace scenario twice: streamed (the default route, with a window of 2)
 // and stored (--time-correct, whose clock correction keeps the tables; a simulated trace needs
 // no correction, so nothing moves). Both reports must hold identical values; returns the
