@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Call-tree unification over ranks (allgather of every rank's local tree, same merge everywhere).
+// Call-tree unification over ranks: pairwise merges up a binomial tree to rank 0, which numbers
+// the union in preorder and broadcasts it; each rank then maps its own call paths.
 #include "replay/preprocess.hpp"
 
 #include <algorithm>
@@ -21,21 +22,20 @@ Flat flatten(const CallTree& tree) {
   return flat;
 }
 
-/// Builds the global preorder tree from all flattened trees; returns per-rank local->global maps.
-CallTree merge(const std::vector<Flat>& flats, std::vector<std::vector<std::uint32_t>>& maps) {
-  CallTree merged;  // creation order
-  maps.assign(flats.size(), {});
-  for (std::size_t r = 0; r < flats.size(); ++r) {
-    const Flat& f = flats[r];
-    auto& map = maps[r];
-    map.resize(f.size() / 2);
-    for (std::size_t i = 0; i < map.size(); ++i) {
-      const std::uint32_t parent = f[2 * i];
-      const CallpathId gp = parent == CallpathId::kInvalid ? CallpathId{} : CallpathId{map[parent]};
-      map[i] = merged.find_or_add(gp, RegionId{f[2 * i + 1]}).value;
-    }
+/// Adds a flattened tree's call paths to `merged` (creation order: new ones after the ones it
+/// has, in the flattened tree's order); returns the flattened tree's ids in `merged`.
+std::vector<std::uint32_t> add_flat(CallTree& merged, const Flat& f) {
+  std::vector<std::uint32_t> map(f.size() / 2);
+  for (std::size_t i = 0; i < map.size(); ++i) {
+    const std::uint32_t parent = f[2 * i];
+    const CallpathId gp = parent == CallpathId::kInvalid ? CallpathId{} : CallpathId{map[parent]};
+    map[i] = merged.find_or_add(gp, RegionId{f[2 * i + 1]}).value;
   }
-  // Renumber in preorder.
+  return map;
+}
+
+/// The same tree numbered in preorder (children in creation order); renum[old id] = new id.
+CallTree preorder(const CallTree& merged, std::vector<std::uint32_t>& renum) {
   const auto children = merged.children();
   std::vector<std::uint32_t> order;
   order.reserve(merged.size());
@@ -48,7 +48,7 @@ CallTree merge(const std::vector<Flat>& flats, std::vector<std::vector<std::uint
     order.push_back(n);
     for (auto it = children[n].rbegin(); it != children[n].rend(); ++it) stack.push_back(*it);
   }
-  std::vector<std::uint32_t> renum(merged.size());
+  renum.assign(merged.size(), 0);
   CallTree result;
   for (std::uint32_t pos = 0; pos < order.size(); ++pos) {
     const auto& node = merged.node(CallpathId{order[pos]});
@@ -57,6 +57,16 @@ CallTree merge(const std::vector<Flat>& flats, std::vector<std::vector<std::uint
                                                   : CallpathId{};
     result.find_or_add(parent, node.region);
   }
+  return result;
+}
+
+/// Builds the global preorder tree from all flattened trees; returns per-rank local->global maps.
+CallTree merge(const std::vector<Flat>& flats, std::vector<std::vector<std::uint32_t>>& maps) {
+  CallTree merged;  // creation order
+  maps.clear();
+  for (const Flat& f : flats) maps.push_back(add_flat(merged, f));
+  std::vector<std::uint32_t> renum;
+  CallTree result = preorder(merged, renum);
   for (auto& map : maps)
     for (auto& id : map) id = renum[id];
   return result;
@@ -74,21 +84,42 @@ void rewrite(LocalTrace& trace, const std::vector<std::uint32_t>& map, const Cal
 }  // namespace
 
 CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace& trace) {
-  const Flat mine = flatten(local);
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(world.size());
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, world.comm());
-  std::vector<int> displs(world.size(), 0);
-  for (int r = 1; r < world.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  Flat all(static_cast<std::size_t>(displs.back() + counts.back()));
-  MPI_Allgatherv(mine.data(), count, MPI_UINT32_T, all.data(), counts.data(), displs.data(),
-                 MPI_UINT32_T, world.comm());
-  std::vector<Flat> flats(world.size());
-  for (int r = 0; r < world.size(); ++r)
-    flats[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
-  std::vector<std::vector<std::uint32_t>> maps;
-  CallTree global = merge(flats, maps);
-  rewrite(trace, maps[world.rank()], global);
+  // Binomial-tree reduction: at distance d, a rank that is a multiple of 2d takes in the tree
+  // of rank + d (covering the ranks after its own), so rank 0 ends with the call paths of all
+  // ranks in the order a merge of rank 0, 1, 2, ... would create them. Each rank holds at most
+  // the union, never P trees.
+  const int me = world.rank(), n = world.size();
+  CallTree merged = local;
+  for (int d = 1; d < n; d *= 2) {
+    if (me % (2 * d) != 0) {
+      const Flat mine = flatten(merged);
+      const int count = static_cast<int>(mine.size());
+      MPI_Send(&count, 1, MPI_INT, me - d, 0, world.comm());
+      MPI_Send(mine.data(), count, MPI_UINT32_T, me - d, 1, world.comm());
+      break;
+    }
+    if (me + d >= n) continue;
+    int count = 0;
+    MPI_Recv(&count, 1, MPI_INT, me + d, 0, world.comm(), MPI_STATUS_IGNORE);
+    Flat theirs(static_cast<std::size_t>(count));
+    MPI_Recv(theirs.data(), count, MPI_UINT32_T, me + d, 1, world.comm(), MPI_STATUS_IGNORE);
+    add_flat(merged, theirs);
+  }
+  // Rank 0 numbers the union in preorder and hands it to everybody.
+  Flat global_flat;
+  if (me == 0) {
+    std::vector<std::uint32_t> renum;
+    global_flat = flatten(preorder(merged, renum));
+  }
+  int count = static_cast<int>(global_flat.size());
+  MPI_Bcast(&count, 1, MPI_INT, 0, world.comm());
+  global_flat.resize(static_cast<std::size_t>(count));
+  MPI_Bcast(global_flat.data(), count, MPI_UINT32_T, 0, world.comm());
+  CallTree global;
+  add_flat(global, global_flat);
+  // Every local call path is in the union: looking it up adds nothing.
+  const std::vector<std::uint32_t> map = add_flat(global, flatten(local));
+  rewrite(trace, map, global);
   return global;
 }
 
