@@ -59,7 +59,7 @@ class Neighbourhood {
   Neighbourhood(const Neighbourhood&) = delete;
   Neighbourhood& operator=(const Neighbourhood&) = delete;
 
-  /// Ranks that send to this one, in the order blocks arrive.
+  /// In-neighbours (ranks that send records or replies to this one), in the order blocks arrive.
   const std::vector<int>& sources() const { return in_; }
   std::size_t out_degree() const { return out_.size(); }
   /// Position of `rank` among the out-neighbours (it must be one).
@@ -96,6 +96,9 @@ class Neighbourhood {
   std::vector<int> in_, out_;
   std::vector<int> out_index_;  ///< by world rank; -1: not an out-neighbour
 };
+
+/// Send records per round at most, whatever --window says (40 B each: 640 MiB).
+constexpr std::size_t kMaxWindow = std::size_t{1} << 24;
 
 /// Empty per-(source, comm, tag) queues kept for reuse before they are dropped.
 constexpr std::size_t kKeptEmptyQueues = 1024;
@@ -195,7 +198,8 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
                            MessageSink& sink, bool tolerate_unmatched, std::size_t window) {
   const int n = world.size();
   const Rank me = world.rank();
-  window = std::max<std::size_t>(window, 1);
+  // MPI counts are ints of bytes: a round's records must stay below 2 GiB per peer.
+  window = std::clamp<std::size_t>(window, 1, kMaxWindow);
   MatchCounts counts;
 
   // The neighbourhood, and how many records each sender will ship to me in all: lets a receive
