@@ -65,12 +65,12 @@ floor_mb=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/floor.s
 printf 'trace            %s\n' "$trace"
 printf 'ranks            %s (mpirun --oversubscribe on %s cores)\n' "$np" "$(nproc)"
 printf 'events           %s\n' "$events"
-printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  report %s\n' \
+printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  reduce %s  report %s\n' \
   "$(phase definitions)" "$(phase events)" "$(phase preprocess)" "$(phase forward)" \
-  "$(phase backward)" "$(phase report)"
+  "$(phase backward)" "$(phase reduce)" "$(phase report)"
 printf 'wall (s)         %s full analysis, %s decode only (--read-only), best of %s\n' \
   "$full" "$floor" "$repeat"
-phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase forward) + $(phase backward) + $(phase report)}")
+phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase forward) + $(phase backward) + $(phase reduce) + $(phase report)}")
 printf 'events/s         %s wall (incl. mpirun start-up), %s in the analysis phases (%s s)\n' \
   "$(awk "BEGIN{printf \"%.3g\", $events / $full}")" \
   "$(awk "BEGIN{printf \"%.3g\", $events / $phases_sum}")" "$phases_sum"

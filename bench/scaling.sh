@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Time against trace size: runs cpreplay on cpreplay-mktrace traces from ~10^2 to ~10^7 events
 # (10^8 with --large), K runs each, and prints per size the median time of the analysis phases
-# (events + preprocess + forward + backward + report, rank 0's progress lines), events/s and peak
-# memory per rank. The smallest trace measures the fixed per-run cost a (opening the archive and
+# (events + preprocess + forward + backward + reduce + report, rank 0's progress lines),
+# events/s and peak memory per rank. The smallest trace measures the fixed per-run cost a (opening the archive and
 # its 4 MiB definition buffer on every rank, communicators, the report); the events/s of each
 # larger trace once a is taken off show whether the cost per event stays the same. Nothing here
 # is asserted by the test suite.
@@ -41,7 +41,7 @@ for n in $iters; do
   for _ in $(seq "$k"); do
     mpirun --oversubscribe -np "$ranks" "$cpreplay" -v -o "$out/r.cubex" "$dir/traces.otf2" \
       >/dev/null 2>"$out/err" || { cat "$out/err" >&2; exit 1; }
-    awk '/^cpreplay: (events|preprocess|forward|backward|report) *\.\.\./ {s += $4}
+    awk '/^cpreplay: (events|preprocess|forward|backward|reduce|report) *\.\.\./ {s += $4}
          /^cpreplay: events *\.\.\./ {e = $6}
          /peak memory per rank/ {m = $6}
          END {print s, e, m}' "$out/err" >>"$out/times"

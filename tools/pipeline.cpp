@@ -166,20 +166,26 @@ class Pipeline {
                   " wait states");
   }
 
-  /// Critical path and the indicators built on it.
+  /// Critical path: the backward walk of ownership and each rank's segment credits.
   void backward() {
     progress_.begin("backward");
-    const analysis::CriticalPathResult cp = analysis::critical_path_pass(
-        world_, defs_, tree_, trace_, waits_, collectives_,
-        settings_.partial ? cut_.first_to_stop : -1);
-    path_ = analysis::indicator_pass(world_, tree_, cp, sev_);
-    phase_end("critical path " + std::to_string(path_.length) + " s, " +
-                  std::to_string(sum_over_ranks(world_, cp.owned_segments)) + " segments");
+    cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace_, waits_, collectives_,
+                                       settings_.partial ? cut_.first_to_stop : -1);
+    phase_end(std::to_string(sum_over_ranks(world_, cp_.owned_segments)) + " owned segments");
+  }
+
+  /// Global reductions: the critical-path profile and the indicators built on it, and the
+  /// metric tree's final shape.
+  void reduce() {
+    progress_.begin("reduce");
+    path_ = analysis::indicator_pass(world_, tree_, cp_, sev_);
+    cp_ = analysis::CriticalPathResult{};  // per-call-path arrays, no longer needed
+    analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev_);
+    analysis::finalize_metric_tree(sev_);
+    phase_end("critical path " + std::to_string(path_.length) + " s");
   }
 
   void write_report() {
-    analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev_);
-    analysis::finalize_metric_tree(sev_);
     progress_.begin("report");
     world_.agree([&] {
       if (world_.rank() == 0) writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
@@ -340,6 +346,7 @@ class Pipeline {
   replay::CollectiveTable collectives_;
   replay::ClockCorrection correction_;
   analysis::WaitStateResult waits_;
+  analysis::CriticalPathResult cp_;  ///< backward's result, consumed by reduce
   analysis::CriticalPathSummary path_;
 };
 
@@ -354,6 +361,7 @@ void run(const Settings& settings, replay::World& world) {
   p.preprocess();
   p.forward();
   p.backward();
+  p.reduce();
   p.write_report();
   p.summarize();
 }
