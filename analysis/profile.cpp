@@ -164,13 +164,13 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
         break;
       }
       case EventKind::CollEnd: {
-        const CollRecord& c = trace.coll[trace.ref[i]];
-        const bool s = c.sent > 0, r = c.received > 0;
+        const std::uint64_t sent = trace.coll_sent(i), received = trace.coll_received(i);
+        const bool s = sent > 0, r = received > 0;
         sev.add(s && r ? Metric::CommsCxch
                        : s ? Metric::CommsCsrc : r ? Metric::CommsCdst : Metric::SyncsColl,
                 cp, 1.0);
-        sev.add(Metric::BytesCout, cp, static_cast<double>(c.sent));
-        sev.add(Metric::BytesCin, cp, static_cast<double>(c.received));
+        sev.add(Metric::BytesCout, cp, static_cast<double>(sent));
+        sev.add(Metric::BytesCin, cp, static_cast<double>(received));
         break;
       }
       default:

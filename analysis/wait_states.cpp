@@ -252,11 +252,10 @@ class WaitStatePass::Impl {
       const std::uint32_t cp = trace_.callpath_of(inst.end);
       std::uint64_t sent = 0, received = 0;
       if (trace_.kind[inst.end] == EventKind::CollEnd) {
-        const CollRecord& rec = trace_.coll[trace_.ref[inst.end]];
-        sent = rec.sent;
-        received = rec.received;
+        sent = trace_.coll_sent(inst.end);
+        received = trace_.coll_received(inst.end);
         // Non-blocking collectives (MPI_I...) are not analyzed.
-        const std::string& name = defs_.region(trace_.region_of(rec.call)).name;
+        const std::string& name = defs_.region(RegionId{trace_.region_of_path[cp]}).name;
         if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) return;
       }
       // The critical path starts and ends at these even when there is nobody to wait for.

@@ -323,6 +323,7 @@ struct EventState {
   std::unordered_map<uint64_t, EventIdx> pending_isend;
   std::unordered_map<uint64_t, EventIdx> pending_irecv;
   EventIdx open_coll = kNoEvent;
+  EventIdx open_coll_call = kNoEvent;  ///< the MPI call the open collective began in
   Ticks last_time = 0;
   std::uint64_t decoded = 0;
   bool count_only = false;
@@ -368,7 +369,7 @@ struct EventState {
     if (open_region != region)
       fail("Leave of " + defs->region(region).name + " while " +
            defs->region(open_region).name + " is open");
-    if (open_coll != kNoEvent && trace->coll[trace->ref[open_coll]].call == e)
+    if (open_coll != kNoEvent && open_coll_call == e)
       fail("MPI collective begun in " + defs->region(region).name + " never ended");
     add(EventKind::Leave, t, open_paths.back().value);
     open.pop_back();
@@ -526,10 +527,9 @@ OTF2_CallbackCode evt_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, v
                                  OTF2_AttributeList*) {
   CPREPLAY_EVT_GUARD({
     if (s->open_coll != kNoEvent) s->fail("nested MPI collective begin");
-    CollRecord rec;
-    rec.call = s->mpi_call();
+    s->open_coll_call = s->mpi_call();
     const auto slot = static_cast<std::uint32_t>(s->trace->coll.size());
-    s->trace->coll.push_back(rec);
+    s->trace->coll.push_back(CollRecord{});
     s->open_coll = s->add(EventKind::CollBegin, t, slot);
     s->trace->coll[slot].begin = s->open_coll;
   })
@@ -547,9 +547,8 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
     rec.op = static_cast<CollOp>(op);
     rec.comm = comm;
     rec.root = root;
-    rec.sent = sent;
-    rec.received = received;
-    rec.end = s->add(EventKind::CollEnd, t, slot);
+    s->trace->set_coll_bytes(slot, sent, received);
+    s->add(EventKind::CollEnd, t, slot);
     s->open_coll = kNoEvent;
   })
 }

@@ -30,9 +30,8 @@ bool must_follow(const LocalTrace& trace, const CollInstance& inst, const CollTi
   if (t.comm_size <= 1) return false;
   std::uint64_t sent = 0, received = 0;
   if (trace.kind[inst.end] == EventKind::CollEnd) {
-    const CollRecord& rec = trace.coll[trace.ref[inst.end]];
-    sent = rec.sent;
-    received = rec.received;
+    sent = trace.coll_sent(inst.end);
+    received = trace.coll_received(inst.end);
   }
   switch (inst.kind) {
     case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:

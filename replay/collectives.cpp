@@ -223,8 +223,8 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
         int op = static_cast<int>(inst.kind) + 100;
         if (trace.kind[inst.end] == EventKind::CollEnd) {
           const CollRecord& rec = trace.coll[trace.ref[inst.end]];
-          sent = rec.sent;
-          received = rec.received;
+          sent = trace.coll_sent(inst.end);
+          received = trace.coll_received(inst.end);
           root = rec.root;
           op = static_cast<int>(rec.op);
         }
@@ -261,7 +261,7 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
           any_scan = true;
         std::uint64_t received = 0;
         if (trace.kind[inst.end] == EventKind::CollEnd)
-          received = trace.coll[trace.ref[inst.end]].received;
+          received = trace.coll_received(inst.end);
         const double b = as_double(trace.time[inst.begin]);
         const bool has_sender = s[kSenderBegin].value > kNone;
         const bool latest_sender = has_sender && s[kSenderBegin].rank == my_local;

@@ -49,17 +49,18 @@ struct P2pRecord {
   std::uint32_t length = 0;
 };
 
-/// Side record of a CollEnd and of its CollBegin, which share it.
+/// Side record of a CollEnd and of its CollBegin, which share it. 24 B. The MPI call is the
+/// CollEnd's (call_of); byte counts of 4 GiB and more are kept in LocalTrace::long_coll_bytes.
 struct CollRecord {
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
+  static constexpr std::uint32_t kLong = UINT32_MAX;
+  std::uint32_t sent = 0;      ///< bytes sent by this rank (kLong: see long_coll_bytes)
+  std::uint32_t received = 0;  ///< bytes received by this rank (kLong: see long_coll_bytes)
   std::uint32_t comm = 0;
   std::uint32_t root = UINT32_MAX;  ///< communicator-local root, or none
+  EventIdx begin = kNoEvent;        ///< the CollBegin
   CollOp op = CollOp::Barrier;
-  EventIdx call = kNoEvent;   ///< Enter of the MPI call that contains the collective
-  EventIdx begin = kNoEvent;  ///< the CollBegin
-  EventIdx end = kNoEvent;    ///< the CollEnd (kNoEvent: cut off by --partial)
 };
+static_assert(sizeof(CollRecord) == 24, "one per collective instance");
 
 /// Timestamps as 32-bit offsets from the first timestamp of their block of 256 events: 4.03 B
 /// per event instead of 8. An offset that does not fit (a block spanning more than 2^32 - 2
@@ -153,7 +154,7 @@ class KindColumn {
 };
 
 /// One rank's events, column-wise: time 4 B + kind 4 bits + ref 4 B = 8.5 B per event, plus a
-/// P2pRecord (20 B) per message event and a CollRecord per collective. Everything else is
+/// P2pRecord (20 B) per message event and a CollRecord (24 B) per collective. Everything else is
 /// derived: the call path of an MPI event is that of its MPI call, and Enter<->Leave pairs are
 /// found by scanning (cached, so a pass in event order scans each call once).
 struct LocalTrace {
@@ -173,6 +174,8 @@ struct LocalTrace {
   std::deque<P2pRecord> p2p;
   std::unordered_map<std::uint32_t, std::uint64_t> long_messages;  ///< p2p index -> bytes
   std::deque<CollRecord> coll;
+  /// coll index * 2 (+ 1 for received) -> bytes, for counts of 4 GiB and more.
+  std::unordered_map<std::uint64_t, std::uint64_t> long_coll_bytes;
   /// The rank's events stop mid-run (regions left open, or a damaged file read with
   /// --partial); such a trace is cut before analysis.
   bool incomplete = false;
@@ -209,6 +212,23 @@ struct LocalTrace {
   std::uint64_t bytes_of(EventIdx e) const {
     const std::uint32_t length = p2p[ref[e]].length;
     return length != P2pRecord::kLongMessage ? length : long_messages.at(ref[e]);
+  }
+  /// CollBegin/CollEnd: bytes this rank sent and received in the collective.
+  std::uint64_t coll_sent(EventIdx e) const { return coll_bytes(ref[e], false); }
+  std::uint64_t coll_received(EventIdx e) const { return coll_bytes(ref[e], true); }
+  std::uint64_t coll_bytes(std::uint32_t slot, bool received) const {
+    const CollRecord& rec = coll[slot];
+    const std::uint32_t n = received ? rec.received : rec.sent;
+    return n != CollRecord::kLong ? n : long_coll_bytes.at(std::uint64_t{slot} * 2 + received);
+  }
+  /// Sets a collective record's byte counts.
+  void set_coll_bytes(std::uint32_t slot, std::uint64_t sent, std::uint64_t received) {
+    CollRecord& rec = coll[slot];
+    rec.sent = sent < CollRecord::kLong ? static_cast<std::uint32_t>(sent) : CollRecord::kLong;
+    rec.received =
+        received < CollRecord::kLong ? static_cast<std::uint32_t>(received) : CollRecord::kLong;
+    if (rec.sent == CollRecord::kLong) long_coll_bytes[std::uint64_t{slot} * 2] = sent;
+    if (rec.received == CollRecord::kLong) long_coll_bytes[std::uint64_t{slot} * 2 + 1] = received;
   }
   /// Appends a message record; returns its index (for `ref`).
   std::uint32_t add_message(P2pRecord rec, std::uint64_t bytes) {

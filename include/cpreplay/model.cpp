@@ -91,12 +91,9 @@ void LocalTrace::truncate(std::size_t n) {
         if (ref[e] != kNoEvent && ref[e] >= n) ref[e] = kNoEvent;
         break;
       case EventKind::CollBegin:
-      case EventKind::CollEnd: {
-        CollRecord& rec = coll[ref[e]];
-        if (rec.end != kNoEvent && rec.end >= n) rec.end = kNoEvent;
+      case EventKind::CollEnd:
         coll_kept = ref[e] + std::size_t{1};
         break;
-      }
       default:
         break;
     }
@@ -105,6 +102,8 @@ void LocalTrace::truncate(std::size_t n) {
   for (auto it = long_messages.begin(); it != long_messages.end();)
     it = it->first >= p2p_kept ? long_messages.erase(it) : std::next(it);
   coll.resize(coll_kept);
+  for (auto it = long_coll_bytes.begin(); it != long_coll_bytes.end();)
+    it = it->first / 2 >= coll_kept ? long_coll_bytes.erase(it) : std::next(it);
 }
 
 LocalTrace::CachedCall& LocalTrace::cache_slot(EventIdx enter) const {

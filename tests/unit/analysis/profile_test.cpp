@@ -56,6 +56,15 @@ class Builder {
   void send(Ticks t, std::uint64_t bytes) {
     trace_.push(EventKind::Send, t, trace_.add_message(P2pRecord{}, bytes));
   }
+  /// CollBegin + CollEnd of one collective with the given byte counts.
+  void collective(Ticks t, std::uint64_t sent, std::uint64_t received) {
+    const auto slot = static_cast<std::uint32_t>(trace_.coll.size());
+    trace_.coll.push_back(CollRecord{});
+    trace_.push(EventKind::CollBegin, t, slot);
+    trace_.coll[slot].begin = static_cast<EventIdx>(trace_.size() - 1);
+    trace_.set_coll_bytes(slot, sent, received);
+    trace_.push(EventKind::CollEnd, t, slot);
+  }
   std::uint32_t path(const std::vector<std::string>& names) {
     CallpathId cp;
     for (const auto& n : names) cp = tree_.find_or_add(cp, id(n));
@@ -91,6 +100,37 @@ TEST(ProfilePass, MessagesOf4GiBAndMore_CountTheirExactBytes) {
   EXPECT_EQ(b.trace_.bytes_of(2), 6'000'000'000ULL);
   b.trace_.truncate(2);
   EXPECT_TRUE(b.trace_.long_messages.empty());
+}
+
+// Collective byte counts of 4 GiB and more likewise (a large MPI_Alltoall on one rank).
+TEST(ProfilePass, CollectiveBytesOf4GiBAndMore_CountExactly) {
+  Builder b;
+  b.enter(0, "prog");
+  b.enter(1, "MPI_Barrier");
+  b.collective(1, 5'000'000'000ULL, 7);
+  b.collective(2, 0, 4'294'967'296ULL);
+  b.collective(3, 0, 0);
+  b.leave(4);
+  b.leave(5);
+  Severity sev(b.tree_.size());
+  profile_pass(b.defs_, b.tree_, b.trace_, sev);
+  const auto barrier = b.path({"prog", "MPI_Barrier"});
+  EXPECT_EQ(b.trace_.long_coll_bytes.size(), 2u);
+  EXPECT_EQ(b.trace_.coll_sent(3), 5'000'000'000ULL);  // the first CollEnd
+  EXPECT_EQ(b.trace_.coll_received(3), 7u);
+  EXPECT_EQ(b.trace_.coll_received(5), 4'294'967'296ULL);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::BytesCout, barrier), 5'000'000'000.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::BytesCin, barrier), 4'294'967'303.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::CommsCxch, barrier), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::CommsCdst, barrier), 1.0);
+  EXPECT_DOUBLE_EQ(sev.at(Metric::SyncsColl, barrier), 1.0);
+  b.trace_.truncate(5);  // cut after the second CollBegin: its record stays
+  EXPECT_EQ(b.trace_.coll.size(), 2u);
+  EXPECT_EQ(b.trace_.long_coll_bytes.size(), 2u);
+  b.trace_.truncate(4);  // cut before it: the record and its long count go
+  EXPECT_EQ(b.trace_.coll.size(), 1u);
+  EXPECT_EQ(b.trace_.long_coll_bytes.size(), 1u);
+  EXPECT_EQ(b.trace_.coll_sent(2), 5'000'000'000ULL);
 }
 
 // prog [0,10] > main [1,9] > {work [2,5] > MPI_Send [3,4] (64 B), work [5,7], MPI_Barrier [7,8]}
