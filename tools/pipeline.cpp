@@ -80,7 +80,9 @@ class Pipeline {
       bytes = encode_definitions(defs_);
     });
     world_.broadcast(bytes);
-    if (world_.rank() != 0) defs_ = decode_definitions(bytes);
+    world_.agree([&] {
+      if (world_.rank() != 0) defs_ = decode_definitions(bytes);
+    });
     if (settings_.count_ranks) {
       if (world_.rank() == 0) std::printf("%d\n", defs_.ranks());
       return false;
