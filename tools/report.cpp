@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Cube report assembly and the per-metric gather to rank 0.
+// Cube report assembly and the gather of metric rows to rank 0, a bounded batch at a time.
 #include "tools/report.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include "analysis/profile.hpp"
@@ -65,27 +66,43 @@ void gather_and_write(const replay::World& world, const CallTree& tree,
   const auto& table = analysis::metric_table();
   const std::size_t n = tree.size();
   const std::size_t ranks = static_cast<std::size_t>(world.size());
-  std::vector<double> gathered(world.rank() == 0 ? n * ranks : 0);
+  // As many metrics per gather as fit in kGatherBytes on rank 0 (at least one): a small run
+  // needs a single gather, a 10,000-rank one still holds one metric at a time.
+  constexpr std::size_t kGatherBytes = std::size_t{32} << 20;
+  const std::size_t per_gather = std::max<std::size_t>(
+      1, std::min(table.size(), kGatherBytes / std::max<std::size_t>(1, n * ranks * sizeof(double))));
+  std::vector<double> mine, gathered(world.rank() == 0 ? per_gather * n * ranks : 0);
   std::vector<double> rows(world.rank() == 0 ? n * ranks : 0);
   std::exception_ptr error;
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    std::vector<double> mine(sev.row(table[i].id), sev.row(table[i].id) + n);
-    if (table[i].inclusive) mine = analysis::inclusive_along_call_tree(tree, mine.data());
-    MPI_Gather(mine.data(), static_cast<int>(n), MPI_DOUBLE, gathered.data(),
-               static_cast<int>(n), MPI_DOUBLE, 0, world.comm());
-    if (world.rank() != 0 || error) continue;
-    bool any = false;
-    for (std::size_t r = 0; r < ranks; ++r)
-      for (std::size_t c = 0; c < n; ++c) {
-        const double v = gathered[r * n + c];
-        rows[c * ranks + r] = v;
-        any = any || v != 0.0;
+  for (std::size_t first = 0; first < table.size(); first += per_gather) {
+    const std::size_t k = std::min(per_gather, table.size() - first);
+    mine.clear();
+    for (std::size_t i = first; i < first + k; ++i) {
+      const double* row = sev.row(table[i].id);
+      if (table[i].inclusive) {
+        const std::vector<double> incl = analysis::inclusive_along_call_tree(tree, row);
+        mine.insert(mine.end(), incl.begin(), incl.end());
+      } else {
+        mine.insert(mine.end(), row, row + n);
       }
-    if (!any) continue;
-    try {
-      writer->add_metric_data(static_cast<int>(i), rows);
-    } catch (...) {
-      error = std::current_exception();
+    }
+    MPI_Gather(mine.data(), static_cast<int>(k * n), MPI_DOUBLE, gathered.data(),
+               static_cast<int>(k * n), MPI_DOUBLE, 0, world.comm());
+    if (world.rank() != 0 || error) continue;
+    for (std::size_t j = 0; j < k && !error; ++j) {  // the first write error is the one to report
+      bool any = false;
+      for (std::size_t r = 0; r < ranks; ++r)
+        for (std::size_t c = 0; c < n; ++c) {
+          const double v = gathered[r * k * n + j * n + c];
+          rows[c * ranks + r] = v;
+          any = any || v != 0.0;
+        }
+      if (!any) continue;
+      try {
+        writer->add_metric_data(static_cast<int>(first + j), rows);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
   }
   if (error) std::rethrow_exception(error);
