@@ -250,13 +250,11 @@ class WaitStatePass::Impl {
       const Ticks b = trace_.time[inst.begin];
       const Ticks x = trace_.time[inst.end];
       const std::uint32_t cp = trace_.callpath_of(inst.end);
+      if (!replay::analyzed(defs_, trace_, inst)) return;  // non-blocking (MPI_I...)
       std::uint64_t sent = 0, received = 0;
       if (trace_.kind[inst.end] == EventKind::CollEnd) {
         sent = trace_.coll_sent(inst.end);
         received = trace_.coll_received(inst.end);
-        // Non-blocking collectives (MPI_I...) are not analyzed.
-        const std::string& name = defs_.region(RegionId{trace_.region_of_path[cp]}).name;
-        if (name.size() > 5 && name.compare(0, 5, "MPI_I") == 0) return;
       }
       // The critical path starts and ends at these even when there is nobody to wait for.
       if (inst.kind == replay::CollKind::Init) result_.init_leave = inst.end;
@@ -267,13 +265,17 @@ class WaitStatePass::Impl {
         result_.finalize_comm = inst.comm;
       }
       if (t.comm_size <= 1) return;
+      // The clock condition is the one the clock correction enforces (one rule for both).
+      Rank src = 0;
+      Ticks must = 0;
+      if (replay::clock_condition(trace_, inst, t, trace_.rank, src, must) && must > x)
+        ++result_.coll_clock_violations;
 
       switch (inst.kind) {
         case replay::CollKind::Init: {
           result_.init_leave = inst.end;
           const Ticks cap = std::min(t.latest_begin, x);
           const Ticks e2 = std::max(t.earliest_end, cap);
-          if (t.latest_begin > x) ++result_.coll_clock_violations;
           sev_.add(Metric::MpiInitCompletion, cp, pos(span(e2, x)));
           break;
         }
@@ -283,7 +285,6 @@ class WaitStatePass::Impl {
           result_.finalize_latest_rank = t.latest_rank;
           result_.finalize_comm = inst.comm;
           const Ticks cap = std::min(t.latest_begin, x);
-          if (t.latest_begin > x) ++result_.coll_clock_violations;
           const double wait = pos(span(b, cap));
           sev_.add(Metric::MpiFinalizeWait, cp, wait);
           add_collective_wait(inst, cp, wait, t.latest_rank, Metric::MpiFinalizeWait);
@@ -306,7 +307,6 @@ class WaitStatePass::Impl {
           }
           const Ticks cap = std::min(latest, x);
           const Ticks e2 = std::max(earliest, cap);
-          if (latest > x) ++result_.coll_clock_violations;
           const double wait = pos(span(b, cap));
           sev_.add(barrier ? Metric::MpiBarrierWait : Metric::MpiWaitNxn, cp, wait);
           sev_.add(barrier ? Metric::MpiBarrierCompletion : Metric::MpiNxnCompletion, cp,
@@ -319,7 +319,6 @@ class WaitStatePass::Impl {
           if (t.root_sent == 0) break;  // zero payload: nothing is broadcast
           const Ticks r = t.root_begin;
           const bool waiter = received > 0 && b < r && trace_.rank != t.root;
-          if (r > x) ++result_.coll_clock_violations;
           if (!waiter) break;
           const double wait = pos(span(b, std::min(r, x)));
           sev_.add(Metric::MpiLatebroadcast, cp, wait);
@@ -330,7 +329,6 @@ class WaitStatePass::Impl {
           if (t.root_received == 0 || !t.has_sender) break;
           const Ticks l = t.latest_sender_begin;
           if (trace_.rank != t.root || !(b < l)) break;
-          if (l > x) ++result_.coll_clock_violations;
           const double wait = pos(span(b, std::min(l, x)));
           sev_.add(Metric::MpiEarlyreduce, cp, wait);
           add_collective_wait(inst, cp, wait, t.latest_sender, Metric::MpiEarlyreduce);

@@ -20,48 +20,11 @@ std::int64_t diff(Ticks later, Ticks earlier) {
 }
 
 /// The begin this rank's end of a collective instance must not precede, and whose it is:
-/// exactly where the wait-state pass would count a collective clock violation (scalasca-
-/// metrics.md §4), so a trace without violations gets no constraint from its collectives.
-/// Barrier, N x N with full overlap, MPI_Init/Finalize: the latest member. N x N with partial
-/// overlap: the latest sender, at its synchronization points only. 1-to-N: the root, if it sent.
-/// N-to-1: the latest sender, on a root that received. Zero-payload N x N orders nothing.
-bool must_follow(const LocalTrace& trace, const CollInstance& inst, const CollTiming& t, Rank me,
-                 Rank& src, Ticks& begin) {
-  if (t.comm_size <= 1) return false;
-  std::uint64_t sent = 0, received = 0;
-  if (trace.kind[inst.end] == EventKind::CollEnd) {
-    sent = trace.coll_sent(inst.end);
-    received = trace.coll_received(inst.end);
-  }
-  switch (inst.kind) {
-    case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
-      src = t.latest_rank;
-      begin = t.latest_begin;
-      return true;
-    case CollKind::NxN: {
-      if (sent == 0 && received == 0) return false;
-      if (t.earliest_end > t.latest_begin) {
-        src = t.latest_rank;
-        begin = t.latest_begin;
-        return true;
-      }
-      if (!t.has_sender) return false;
-      const Ticks b = trace.time[inst.begin];
-      src = t.latest_sender;
-      begin = t.latest_sender_begin;
-      return t.latest_sender == me || (received > 0 && b < t.latest_sender_begin);
-    }
-    case CollKind::OneToN:
-      src = t.root;
-      begin = t.root_begin;
-      return t.root_sent > 0;
-    case CollKind::NToOne:
-      src = t.latest_sender;
-      begin = t.latest_sender_begin;
-      return t.has_sender && t.root_received > 0 && me == t.root;
-    default:
-      return false;
-  }
+/// exactly where the wait-state pass counts a collective clock violation, so a trace without
+/// violations gets no constraint from its collectives.
+bool must_follow(const Definitions& defs, const LocalTrace& trace, const CollInstance& inst,
+                 const CollTiming& t, Rank me, Rank& src, Ticks& begin) {
+  return analyzed(defs, trace, inst) && clock_condition(trace, inst, t, me, src, begin);
 }
 
 }  // namespace
@@ -85,8 +48,8 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
     for (std::uint32_t k = 0; k < collectives.ends[c].size(); ++k) {
       Rank src = 0;
       Ticks begin = 0;
-      if (must_follow(trace, collectives.instance(defs, trace, c, k), collectives.timing[c][k], me,
-                      src, begin))
+      if (must_follow(defs, trace, collectives.instance(defs, trace, c, k),
+                      collectives.timing[c][k], me, src, begin))
         add(src, begin, trace.time[collectives.ends[c][k]]);
     }
 
@@ -160,7 +123,7 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTr
       const CollInstance inst = collectives.instance(defs, trace, c, k);
       Rank src = 0;
       Ticks begin = 0;
-      if (must_follow(trace, inst, collectives.timing[c][k], world.rank(), src, begin) &&
+      if (must_follow(defs, trace, inst, collectives.timing[c][k], world.rank(), src, begin) &&
           begin > trace.time[inst.end])
         floor.push_back({inst.end, begin});
     }

@@ -62,6 +62,49 @@ CollInstance CollectiveTable::instance(const Definitions& defs, const LocalTrace
                       init ? CollKind::Init : CollKind::Finalize};
 }
 
+bool analyzed(const Definitions& defs, const LocalTrace& trace, const CollInstance& inst) {
+  if (trace.kind[inst.end] != EventKind::CollEnd) return true;  // MPI_Init/MPI_Finalize
+  const std::string& name = defs.region(RegionId{trace.region_of_path[trace.callpath_of(inst.end)]}).name;
+  return !(name.size() > 5 && name.compare(0, 5, "MPI_I") == 0);
+}
+
+bool clock_condition(const LocalTrace& trace, const CollInstance& inst, const CollTiming& t,
+                     Rank me, Rank& src, Ticks& latest) {
+  if (t.comm_size <= 1) return false;
+  std::uint64_t sent = 0, received = 0;
+  if (trace.kind[inst.end] == EventKind::CollEnd) {
+    sent = trace.coll_sent(inst.end);
+    received = trace.coll_received(inst.end);
+  }
+  switch (inst.kind) {
+    case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
+      src = t.latest_rank;
+      latest = t.latest_begin;
+      return true;
+    case CollKind::NxN:
+      if (sent == 0 && received == 0) return false;
+      if (t.earliest_end > t.latest_begin) {
+        src = t.latest_rank;
+        latest = t.latest_begin;
+        return true;
+      }
+      if (!t.has_sender) return false;
+      src = t.latest_sender;
+      latest = t.latest_sender_begin;
+      return t.latest_sender == me || (received > 0 && trace.time[inst.begin] < latest);
+    case CollKind::OneToN:
+      src = t.root;
+      latest = t.root_begin;
+      return t.root_sent > 0;
+    case CollKind::NToOne:
+      src = t.latest_sender;
+      latest = t.latest_sender_begin;
+      return t.has_sender && t.root_received > 0 && me == t.root;
+    default:
+      return false;
+  }
+}
+
 std::size_t CollectiveTable::size() const {
   std::size_t n = 0;
   for (const auto& list : ends) n += list.size();

@@ -66,6 +66,19 @@ struct CollectiveTable {
   std::size_t size() const;
 };
 
+/// False for non-blocking collectives (MPI_I...): Scalasca analyzes neither their waits nor
+/// their clock condition.
+bool analyzed(const Definitions& defs, const LocalTrace& trace, const CollInstance& inst);
+
+/// The clock condition of an analyzed instance on this rank (scalasca-metrics.md §4): its end
+/// must not precede `latest`, the begin of world rank `src`. Barrier, N x N with full overlap,
+/// MPI_Init/Finalize: the latest member. N x N with partial overlap: the latest sender, at this
+/// rank's synchronization points only. 1-to-N: the root, if it sent. N-to-1: the latest sender,
+/// on a root that received. Zero-payload N x N and scans order nothing: false.
+/// The wait-state pass counts a violation where latest > end; the clock correction makes it hold.
+bool clock_condition(const LocalTrace& trace, const CollInstance& inst, const CollTiming& t,
+                     Rank me, Rank& src, Ticks& latest);
+
 /// Receives the timings of a window of instances as soon as they are reduced.
 using TimingSink = std::function<void(const CollInstance* instances, const CollTiming* timings,
                                       std::size_t n)>;
