@@ -111,10 +111,7 @@ CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace&
     std::vector<std::uint32_t> renum;
     global_flat = flatten(preorder(merged, renum));
   }
-  int count = static_cast<int>(global_flat.size());
-  MPI_Bcast(&count, 1, MPI_INT, 0, world.comm());
-  global_flat.resize(static_cast<std::size_t>(count));
-  MPI_Bcast(global_flat.data(), count, MPI_UINT32_T, 0, world.comm());
+  world.broadcast(global_flat);
   CallTree global;
   add_flat(global, global_flat);
   // Every local call path is in the union: looking it up adds nothing.

@@ -31,14 +31,11 @@ bool World::any(bool flag) const {
   return global != 0;
 }
 
-void World::broadcast(std::string& bytes) const {
-  std::uint64_t size = bytes.size();
-  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
-  bytes.resize(size);
+void World::broadcast_bytes(void* data, std::uint64_t bytes) const {
   constexpr std::uint64_t kPiece = 1u << 30;  // MPI counts are ints
-  for (std::uint64_t at = 0; at < size; at += kPiece)
-    MPI_Bcast(bytes.data() + at, static_cast<int>(std::min(kPiece, size - at)), MPI_BYTE, 0,
-              comm_);
+  for (std::uint64_t at = 0; at < bytes; at += kPiece)
+    MPI_Bcast(static_cast<char*>(data) + at, static_cast<int>(std::min(kPiece, bytes - at)),
+              MPI_BYTE, 0, comm_);
 }
 
 int World::first_failing(bool failed) const {

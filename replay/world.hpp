@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <string>
 
@@ -47,12 +48,20 @@ class World {
   /// The lowest rank whose flag is set, or size() if none: that rank reports the error.
   /// MPI: collective on world.
   int first_failing(bool failed) const;
+  /// Rank 0's `bytes` bytes at `data` to everybody, in pieces MPI's int counts can hold.
+  void broadcast_bytes(void* data, std::uint64_t bytes) const;
 
   /// True on every rank if `flag` is true on some rank. MPI: collective on world.
   bool any(bool flag) const;
-  /// Rank 0's `bytes` replace everybody else's.
+  /// Rank 0's contents replace everybody else's: a std::string or a std::vector of PODs.
   /// MPI: collective on world.
-  void broadcast(std::string& bytes) const;
+  template <class Container>
+  void broadcast(Container& data) const {
+    std::uint64_t size = data.size();
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
+    data.resize(size);
+    broadcast_bytes(data.data(), size * sizeof(data[0]));
+  }
 
  private:
   /// Test hook (tests/e2e/robustness_test.cpp), read from the environment once:
