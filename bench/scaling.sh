@@ -3,7 +3,7 @@
 # (10^8 with --large), K runs each, and prints per size the median time of the analysis phases
 # (events + preprocess + forward + backward + reduce + report, rank 0's progress lines),
 # events/s and peak memory per rank. The smallest trace measures the fixed per-run cost a (opening the archive and
-# its 4 MiB definition buffer on every rank, communicators, the report); the events/s of each
+# OTF2's chunk buffers on every rank, communicators, the report); the events/s of each
 # larger trace once a is taken off show whether the cost per event stays the same. Nothing here
 # is asserted by the test suite.
 #

@@ -482,8 +482,10 @@ void TraceWriter::write(const std::string& dir_arg) const {
   if (ec) fail(dir + ": cannot create the directory: " + ec.message());
 
   ArchiveGuard guard;
+  // Score-P's chunk sizes (see ../shared/traces): 1 MiB for events, 256 KiB for definitions.
+  // Every reader allocates one chunk per file it opens, so this also sets the per-rank fixed cost.
   guard.archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE,
-                                    1024 * 1024 /* event chunk */, 4 * 1024 * 1024 /* def chunk */,
+                                    1024 * 1024 /* event chunk */, 256 * 1024 /* def chunk */,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (guard.archive == nullptr) fail(dir + ": OTF2_Archive_Open failed");
   OTF2_Archive* archive = guard.archive;

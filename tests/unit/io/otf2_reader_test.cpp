@@ -93,4 +93,27 @@ TEST(Otf2Reader, EmptyEventFile_ThrowsDamagedOrTruncatedAfterZeroEvents) {
       << error;
 }
 
+// Score-P writes 256 KiB definition chunks (as does our writer): a definitions file larger than
+// that spans several chunks, and every region in it must still be read.
+TEST(Otf2Reader, DefinitionsSpanningSeveralChunks_AllRegionsAndEventsRead) {
+  TempDir tmp;
+  TraceWriter w(1);
+  const std::string pad(200, 'x');
+  constexpr int kRegions = 4000;
+  for (int i = 0; i < kRegions; ++i) w.region(0, "r" + std::to_string(i) + pad, i, i + 0.5);
+  w.write((tmp.path() / "a").string());
+  ASSERT_GT(fs::file_size(tmp.path() / "a/traces.def"), 2u * 256 * 1024);
+
+  const std::string anchor = (tmp.path() / "a/traces.otf2").string();
+  const cpreplay::Definitions defs = cpreplay::io::read_definitions(anchor);
+  int found = 0;
+  for (const cpreplay::Region& r : defs.regions)
+    if (r.name == "r0" + pad || r.name == "r" + std::to_string(kRegions - 1) + pad) ++found;
+  EXPECT_EQ(found, 2);
+  cpreplay::CallTree tree;
+  const cpreplay::LocalTrace trace = cpreplay::io::read_events(anchor, defs, 0, tree);
+  EXPECT_EQ(trace.size(), 2u * kRegions);
+  EXPECT_EQ(tree.size(), static_cast<std::size_t>(kRegions));
+}
+
 }  // namespace
