@@ -30,32 +30,36 @@ struct ReplyWire {
   EventIdx send_event;  ///< which of the sender's events it answers
 };
 
-/// The ranks this rank exchanges records with, as a distributed graph communicator: an edge
-/// to every rank it sends to (send records) and every rank it receives from (replies). Each
-/// rank names only its own out-edges; MPI works out the in-edges, so a send nobody receives
-/// still has its edge. Per round a rank then talks to its neighbours only: O(degree), not
-/// O(ranks), which is what keeps the rounds cheap at thousands of ranks.
+/// The ranks this rank exchanges records with: an edge to every rank it sends to (send records)
+/// and every rank it receives from (replies). Each rank names only its own out-edges; a
+/// reduce-scatter tells every rank how many name it, and a hello from each tells who, so a send
+/// nobody receives still has its edge. Per round a rank then talks to its neighbours only, one
+/// message per edge: O(degree), not O(ranks), which is what keeps the rounds cheap at thousands
+/// of ranks. Plain messages on world with their own tags, not a graph communicator:
+/// MPI_Dist_graph_create took 0.2-1.1 ms on 4 oversubscribed ranks, this 0.02-0.04 ms.
 class Neighbourhood {
  public:
-  Neighbourhood(const World& world, std::vector<int> peers) {
+  Neighbourhood(const World& world, std::vector<int> peers) : comm_(world.comm()) {
     std::sort(peers.begin(), peers.end());
     peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    out_ = std::move(peers);
+    std::vector<int> named(static_cast<std::size_t>(world.size()), 0);
+    for (int p : out_) named[p] = 1;
+    int in = 0;
+    MPI_Reduce_scatter_block(named.data(), &in, 1, MPI_INT, MPI_SUM, comm_);
+    std::vector<int>().swap(named);
     const int me = world.rank();
-    const int degree = static_cast<int>(peers.size());
-    int none = 0;  // Open MPI refuses a null destination list even with degree 0
-    MPI_Dist_graph_create(world.comm(), 1, &me, &degree, peers.empty() ? &none : peers.data(),
-                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm_);
-    int in = 0, out = 0, weighted = 0;
-    MPI_Dist_graph_neighbors_count(comm_, &in, &out, &weighted);
-    in_.resize(in);
-    out_.resize(out);
-    if (in > 0 || out > 0)
-      MPI_Dist_graph_neighbors(comm_, in, in_.data(), MPI_UNWEIGHTED, out, out_.data(),
-                               MPI_UNWEIGHTED);
-    out_index_.assign(world.size(), -1);
-    for (int i = 0; i < out; ++i) out_index_[out_[i]] = i;
+    std::vector<MPI_Request> hellos(out_.size());
+    for (std::size_t i = 0; i < out_.size(); ++i)
+      MPI_Isend(&me, 1, MPI_INT, out_[i], kHelloTag, comm_, &hellos[i]);
+    in_.resize(static_cast<std::size_t>(in));
+    for (int& source : in_)
+      MPI_Recv(&source, 1, MPI_INT, MPI_ANY_SOURCE, kHelloTag, comm_, MPI_STATUS_IGNORE);
+    MPI_Waitall(static_cast<int>(hellos.size()), hellos.data(), MPI_STATUSES_IGNORE);
+    std::sort(in_.begin(), in_.end());
+    out_index_.assign(static_cast<std::size_t>(world.size()), -1);
+    for (std::size_t i = 0; i < out_.size(); ++i) out_index_[out_[i]] = static_cast<int>(i);
   }
-  ~Neighbourhood() { MPI_Comm_free(&comm_); }
   Neighbourhood(const Neighbourhood&) = delete;
   Neighbourhood& operator=(const Neighbourhood&) = delete;
 
@@ -67,32 +71,45 @@ class Neighbourhood {
 
   /// Exchanges per-neighbour blocks of PODs: out holds the blocks for the out-neighbours in
   /// order, counts[i] of them for the i-th; returns the blocks from the in-neighbours in order.
+  /// Every edge carries exactly one message per exchange (empty ones too), so successive
+  /// exchanges cannot mix: MPI keeps the messages of one sender and tag in order.
   template <class T>
   std::vector<T> exchange(const std::vector<T>& out, const std::vector<int>& counts,
                           std::vector<int>& in_counts) const {
-    const std::size_t nout = out_.size(), nin = in_.size();
-    std::vector<int> send_bytes(nout), recv_bytes(nin), sdispl(nout), rdispl(nin);
-    for (std::size_t p = 0; p < nout; ++p) send_bytes[p] = counts[p] * static_cast<int>(sizeof(T));
-    MPI_Neighbor_alltoall(send_bytes.data(), 1, MPI_INT, recv_bytes.data(), 1, MPI_INT, comm_);
-    int s = 0, r = 0;
-    for (std::size_t p = 0; p < nout; ++p) {
-      sdispl[p] = s;
-      s += send_bytes[p];
+    constexpr int kSize = static_cast<int>(sizeof(T));
+    std::vector<MPI_Request> sent(out_.size());
+    std::size_t at = 0;
+    for (std::size_t p = 0; p < out_.size(); ++p) {
+      MPI_Isend(out.data() + at, counts[p] * kSize, MPI_BYTE, out_[p], kBlockTag, comm_,
+                &sent[p]);
+      at += static_cast<std::size_t>(counts[p]);
     }
-    for (std::size_t p = 0; p < nin; ++p) {
-      rdispl[p] = r;
-      r += recv_bytes[p];
+    // Each block's size is probed first, so the blocks land contiguously, in order.
+    std::vector<MPI_Message> blocks(in_.size());
+    in_counts.resize(in_.size());
+    std::size_t total = 0;
+    for (std::size_t p = 0; p < in_.size(); ++p) {
+      MPI_Status status;
+      MPI_Mprobe(in_[p], kBlockTag, comm_, &blocks[p], &status);
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      in_counts[p] = bytes / kSize;
+      total += static_cast<std::size_t>(in_counts[p]);
     }
-    std::vector<T> in(static_cast<std::size_t>(r) / sizeof(T));
-    MPI_Neighbor_alltoallv(out.data(), send_bytes.data(), sdispl.data(), MPI_BYTE, in.data(),
-                           recv_bytes.data(), rdispl.data(), MPI_BYTE, comm_);
-    in_counts.resize(nin);
-    for (std::size_t p = 0; p < nin; ++p) in_counts[p] = recv_bytes[p] / static_cast<int>(sizeof(T));
+    std::vector<T> in(total);
+    at = 0;
+    for (std::size_t p = 0; p < in_.size(); ++p) {
+      MPI_Mrecv(in.data() + at, in_counts[p] * kSize, MPI_BYTE, &blocks[p], MPI_STATUS_IGNORE);
+      at += static_cast<std::size_t>(in_counts[p]);
+    }
+    MPI_Waitall(static_cast<int>(sent.size()), sent.data(), MPI_STATUSES_IGNORE);
     return in;
   }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  static constexpr int kHelloTag = 7501;
+  static constexpr int kBlockTag = 7502;
+  MPI_Comm comm_;
   std::vector<int> in_, out_;
   std::vector<int> out_index_;  ///< by world rank; -1: not an out-neighbour
 };

@@ -80,8 +80,8 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
                             EventIdx call);
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
-/// meets the k-th receive. In rounds, one neighbourhood exchange (MPI_Neighbor_alltoallv over a
-/// graph of the ranks that message each other) ships a rank's next `window` send records (in
+/// meets the k-th receive. In rounds, one neighbourhood exchange (a message along every edge of
+/// the graph of ranks that message each other) ships a rank's next `window` send records (in
 /// event order) to their receivers, which match as far as the arrived records allow, and a
 /// second one returns the receive-request times to the senders. Matched messages go to
 /// `sink` round by round, so nothing proportional to the trace is kept here: records in flight
