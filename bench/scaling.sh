@@ -7,22 +7,28 @@
 # larger trace once a is taken off show whether the cost per event stays the same. Nothing here
 # is asserted by the test suite.
 #
-# usage: bench/scaling.sh [--ranks P] [--build DIR] [--repeat K] [--large]
+# Ranks outnumbering cores are bound round-robin to the cores (see bench/run.sh); --no-bind
+# leaves their placement to the kernel.
+#
+# usage: bench/scaling.sh [--ranks P] [--build DIR] [--repeat K] [--large] [--no-bind]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=4 build="$here/build" repeat=7 large=0
+ranks=4 build="$here/build" repeat=7 large=0 bind=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --large) large=1; shift ;;
-    *) echo "usage: bench/scaling.sh [--ranks P] [--build DIR] [--repeat K] [--large]" >&2; exit 2 ;;
+    --no-bind) bind=0; shift ;;
+    *) echo "usage: bench/scaling.sh [--ranks P] [--build DIR] [--repeat K] [--large] [--no-bind]" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cpreplay="$build/cpreplay" mktrace="$build/tests/cpreplay-mktrace"
 [ -x "$cpreplay" ] && [ -x "$mktrace" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
+binding=()
+[ "$bind" = 1 ] && [ "$ranks" -gt "$(nproc)" ] && binding=(--bind-to core:overload-allowed)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -39,7 +45,7 @@ for n in $iters; do
   [ "$n" -ge 100000 ] && k=$(( repeat < 3 ? repeat : 3 ))  # large traces vary less
   : >"$out/times"
   for _ in $(seq "$k"); do
-    mpirun --oversubscribe -np "$ranks" "$cpreplay" -v -o "$out/r.cubex" "$dir/traces.otf2" \
+    mpirun --oversubscribe "${binding[@]}" -np "$ranks" "$cpreplay" -v -o "$out/r.cubex" "$dir/traces.otf2" \
       >/dev/null 2>"$out/err" || { cat "$out/err" >&2; exit 1; }
     awk '/^cpreplay: (events|preprocess|forward|backward|reduce|report) *\.\.\./ {s += $4}
          /^cpreplay: events *\.\.\./ {e = $6}
