@@ -32,9 +32,11 @@ binding=()
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# nonblocking: 28 events per rank and iteration (Isend/Irecv halo, Waitall, Allreduce).
-iters="1 1000 10000 100000"
-[ "$large" = 1 ] && iters="$iters 900000"
+# nonblocking: 28 events per rank and iteration (Isend/Irecv halo, Waitall, Allreduce). The
+# iteration counts give 1.12 x 10^5, 10^6, 10^7 (and 1.01 x 10^8) events whatever the rank count.
+iters="1"
+for total in 4000 40000 400000; do iters="$iters $(( total / ranks > 0 ? total / ranks : 1 ))"; done
+[ "$large" = 1 ] && iters="$iters $(( 3600000 / ranks ))"
 printf '%-12s %-10s %-12s %-12s %-10s\n' events "median s" "events/s" "peak/rank" "runs"
 rows="$out/rows"
 : >"$rows"
@@ -42,7 +44,7 @@ for n in $iters; do
   dir="/tmp/cpreplay-bench/nonblocking-r$ranks-i$n"
   [ -f "$dir/traces.otf2" ] || "$mktrace" nonblocking "$dir" --ranks "$ranks" --iters "$n" >/dev/null
   k=$repeat
-  [ "$n" -ge 100000 ] && k=$(( repeat < 3 ? repeat : 3 ))  # large traces vary less
+  [ $(( n * ranks )) -ge 400000 ] && k=$(( repeat < 3 ? repeat : 3 ))  # large traces vary less
   : >"$out/times"
   for _ in $(seq "$k"); do
     mpirun --oversubscribe "${binding[@]}" -np "$ranks" "$cpreplay" -v -o "$out/r.cubex" "$dir/traces.otf2" \
