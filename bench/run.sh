@@ -49,11 +49,13 @@ run() {  # run LABEL ARGS... -> best-of-$repeat wall time; phase lines of the be
   local label=$1; shift
   local best=""
   for _ in $(seq "$repeat"); do
-    /usr/bin/time -f "%e %M" -o "$out/time" mpirun --oversubscribe "${binding[@]}" -np "$np" "$cpreplay" -v "$@" \
+    /usr/bin/time -v -o "$out/time" mpirun --oversubscribe "${binding[@]}" -np "$np" "$cpreplay" -v "$@" \
       >"$out/stdout" 2>"$out/stderr" || { cat "$out/stderr" >&2; exit 1; }
-    local wall; wall=$(cut -d' ' -f1 "$out/time")
+    # "Elapsed (wall clock) time (h:mm:ss or m:ss): 0:00.96"
+    local wall; wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0
+      for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$out/time")
     if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then
-      best=$wall; cp "$out/stderr" "$out/$label.stderr"
+      best=$wall; cp "$out/stderr" "$out/$label.stderr"; cp "$out/time" "$out/$label.time"
     fi
   done
   echo "$best"
@@ -67,6 +69,8 @@ mem_line=$(grep "peak memory per rank" "$out/full.stderr" || true)
 peak_mb=$(echo "$mem_line" | sed -n 's/.*rank \([0-9.]*\) MB.*/\1/p')
 bpe=$(echo "$mem_line" | sed -n 's/.*, \([0-9.]*\) bytes\/event.*/\1/p')
 floor_mb=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/floor.stderr")
+# time -v's maximum resident set covers mpirun and every rank it reaped: the largest process.
+time_mb=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 * 1024 / 1e6}' "$out/full.time")
 
 printf 'trace            %s\n' "$trace"
 printf 'ranks            %s (mpirun --oversubscribe %s on %s cores)\n' "$np" "${binding[*]:-}" "$(nproc)"
@@ -80,5 +84,5 @@ phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase fo
 printf 'events/s         %s wall (incl. mpirun start-up), %s in the analysis phases (%s s)\n' \
   "$(awk "BEGIN{printf \"%.3g\", $events / $full}")" \
   "$(awk "BEGIN{printf \"%.3g\", $events / $phases_sum}")" "$phases_sum"
-printf 'peak per rank    %s MB (%s bytes/event on the largest rank); decode only %s MB\n' \
-  "$peak_mb" "$bpe" "$floor_mb"
+printf 'peak per rank    %s MB (%s bytes/event on the largest rank); decode only %s MB; /usr/bin/time -v: %s MB\n' \
+  "$peak_mb" "$bpe" "$floor_mb" "$time_mb"
