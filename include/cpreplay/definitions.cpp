@@ -21,6 +21,11 @@ class Writer {
     pod(static_cast<std::uint64_t>(s.size()));
     out.append(s);
   }
+  template <class T, class F>
+  void seq(const std::vector<T>& v, F&& each) {
+    pod(static_cast<std::uint64_t>(v.size()));
+    for (const T& x : v) each(x);
+  }
   std::string out;
 };
 
@@ -28,25 +33,27 @@ class Reader {
  public:
   explicit Reader(const std::string& in) : in_(in) {}
   template <class T>
-  T pod() {
+  void pod(T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     need(sizeof(T));
-    T v;
     std::memcpy(&v, in_.data() + at_, sizeof v);
     at_ += sizeof v;
-    return v;
   }
-  std::string str() {
-    const auto n = pod<std::uint64_t>();
+  void str(std::string& s) {
+    std::uint64_t n = 0;
+    pod(n);
     need(n);
-    std::string s = in_.substr(at_, n);
+    s = in_.substr(at_, n);
     at_ += n;
-    return s;
   }
-  std::size_t count() {  // a length that must fit in what is left (one byte per element at least)
-    const auto n = pod<std::uint64_t>();
+  /// A length must fit in what is left (one byte per element at least).
+  template <class T, class F>
+  void seq(std::vector<T>& v, F&& each) {
+    std::uint64_t n = 0;
+    pod(n);
     need(n);
-    return static_cast<std::size_t>(n);
+    v.resize(static_cast<std::size_t>(n));
+    for (T& x : v) each(x);
   }
   bool at_end() const { return at_ == in_.size(); }
 
@@ -58,94 +65,57 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+/// The one list of fields, in wire order, for both directions (Io is Writer with a const
+/// Definitions, Reader with a mutable one), so the encoding and the decoding cannot drift apart.
+template <class Io, class Defs>
+void transfer(Io& io, Defs& d) {
+  io.str(d.anchor_path);
+  io.pod(d.clock);
+  io.seq(d.regions, [&](auto& r) {
+    io.str(r.name);
+    io.str(r.canonical_name);
+    io.str(r.description);
+    io.str(r.file);
+    io.pod(r.begin_line);
+    io.pod(r.end_line);
+    io.pod(r.role);
+    io.pod(r.paradigm);
+    io.pod(r.mpi_class);
+  });
+  io.seq(d.system_nodes, [&](auto& n) {
+    io.str(n.name);
+    io.str(n.class_name);
+    io.pod(n.parent);
+  });
+  io.seq(d.processes, [&](auto& p) {
+    io.str(p.name);
+    io.pod(p.system_node);
+    io.pod(p.location_id);
+    io.str(p.location_name);
+    io.pod(p.locations);
+    io.pod(p.events);
+  });
+  io.seq(d.comms, [&](auto& c) {
+    io.str(c.name);
+    io.seq(c.members, [&](auto& m) { io.pod(m); });
+    io.pod(c.is_self);
+  });
+  io.pod(d.program_region);
+  io.seq(d.program_name_strings, [&](auto& id) { io.pod(id); });
+}
+
 }  // namespace
 
 std::string encode_definitions(const Definitions& d) {
   Writer w;
-  w.str(d.anchor_path);
-  w.pod(d.clock);
-  w.pod(static_cast<std::uint64_t>(d.regions.size()));
-  for (const Region& r : d.regions) {
-    w.str(r.name);
-    w.str(r.canonical_name);
-    w.str(r.description);
-    w.str(r.file);
-    w.pod(r.begin_line);
-    w.pod(r.end_line);
-    w.pod(r.role);
-    w.pod(r.paradigm);
-    w.pod(r.mpi_class);
-  }
-  w.pod(static_cast<std::uint64_t>(d.system_nodes.size()));
-  for (const SystemTreeNode& n : d.system_nodes) {
-    w.str(n.name);
-    w.str(n.class_name);
-    w.pod(n.parent);
-  }
-  w.pod(static_cast<std::uint64_t>(d.processes.size()));
-  for (const Process& p : d.processes) {
-    w.str(p.name);
-    w.pod(p.system_node);
-    w.pod(p.location_id);
-    w.str(p.location_name);
-    w.pod(p.locations);
-    w.pod(p.events);
-  }
-  w.pod(static_cast<std::uint64_t>(d.comms.size()));
-  for (const Communicator& c : d.comms) {
-    w.str(c.name);
-    w.pod(static_cast<std::uint64_t>(c.members.size()));
-    w.out.append(reinterpret_cast<const char*>(c.members.data()), c.members.size() * sizeof(Rank));
-    w.pod(c.is_self);
-  }
-  w.pod(d.program_region);
-  w.pod(static_cast<std::uint64_t>(d.program_name_strings.size()));
-  for (std::uint64_t id : d.program_name_strings) w.pod(id);
+  transfer(w, d);
   return std::move(w.out);
 }
 
 Definitions decode_definitions(const std::string& bytes) {
   Reader r(bytes);
   Definitions d;
-  d.anchor_path = r.str();
-  d.clock = r.pod<Clock>();
-  d.regions.resize(r.count());
-  for (Region& g : d.regions) {
-    g.name = r.str();
-    g.canonical_name = r.str();
-    g.description = r.str();
-    g.file = r.str();
-    g.begin_line = r.pod<std::uint32_t>();
-    g.end_line = r.pod<std::uint32_t>();
-    g.role = r.pod<RegionRole>();
-    g.paradigm = r.pod<Paradigm>();
-    g.mpi_class = r.pod<MpiClass>();
-  }
-  d.system_nodes.resize(r.count());
-  for (SystemTreeNode& n : d.system_nodes) {
-    n.name = r.str();
-    n.class_name = r.str();
-    n.parent = r.pod<std::uint32_t>();
-  }
-  d.processes.resize(r.count());
-  for (Process& p : d.processes) {
-    p.name = r.str();
-    p.system_node = r.pod<std::uint32_t>();
-    p.location_id = r.pod<std::uint64_t>();
-    p.location_name = r.str();
-    p.locations = r.pod<std::uint32_t>();
-    p.events = r.pod<std::uint64_t>();
-  }
-  d.comms.resize(r.count());
-  for (Communicator& c : d.comms) {
-    c.name = r.str();
-    c.members.resize(r.count());
-    for (Rank& m : c.members) m = r.pod<Rank>();
-    c.is_self = r.pod<bool>();
-  }
-  d.program_region = r.pod<RegionId>();
-  d.program_name_strings.resize(r.count());
-  for (std::uint64_t& id : d.program_name_strings) id = r.pod<std::uint64_t>();
+  transfer(r, d);
   if (!r.at_end()) throw std::runtime_error("encoded definitions have trailing bytes");
   return d;
 }
