@@ -715,6 +715,21 @@ TEST(LateReceiver, WaitallTwoIsends_MaximumCountsOnce) {
   EXPECT_NEAR(scenario::total(cube, "mpi_latereceiver"), 3.0, kTol);
 }
 
+/// Rank 0: MPI_Isend to rank 1 [t, t + 0.1], MPI_Irecv from rank 1 [t + 0.2, t + 0.3] (64 bytes,
+/// tag 0, requests 1 and 2), then MPI_Waitall [wait, end] completing both.
+void isend_irecv_waitall(TraceWriter& w, double t, double wait, double end) {
+  w.enter(0, t, "MPI_Isend");
+  w.mpi_isend(0, t, 1, 0, 64, 1);
+  w.leave(0, t + 0.1, "MPI_Isend");
+  w.enter(0, t + 0.2, "MPI_Irecv");
+  w.mpi_irecv_request(0, t + 0.2, 2);
+  w.leave(0, t + 0.3, "MPI_Irecv");
+  w.enter(0, wait, "MPI_Waitall");
+  w.mpi_isend_complete(0, end, 1);
+  w.mpi_irecv(0, end, 1, 0, 64, 2);
+  w.leave(0, end, "MPI_Waitall");
+}
+
 // Rank 0: MPI_Isend to 1 [0.5, 0.6], MPI_Irecv from 1 [0.7, 0.8], MPI_Waitall [1, 6] completing
 // both. Rank 1: MPI_Recv [3, 4], then MPI_Send to 0 [5, 5.1].
 // LS in the Waitall: min(5, 6) - 1 = 4 > 0 -> the Waitall has an LS candidate, LS = 4.
@@ -724,16 +739,7 @@ TEST(LateReceiver, WaitallWithLateSenderCandidate_NoWait) {
   TempDir dir;
   TraceWriter w(2);
   scenario::open_all(w);
-  w.enter(0, 0.5, "MPI_Isend");
-  w.mpi_isend(0, 0.5, 1, 0, 64, 1);
-  w.leave(0, 0.6, "MPI_Isend");
-  w.enter(0, 0.7, "MPI_Irecv");
-  w.mpi_irecv_request(0, 0.7, 2);
-  w.leave(0, 0.8, "MPI_Irecv");
-  w.enter(0, 1.0, "MPI_Waitall");
-  w.mpi_isend_complete(0, 6.0, 1);
-  w.mpi_irecv(0, 6.0, 1, 0, 64, 2);
-  w.leave(0, 6.0, "MPI_Waitall");
+  isend_irecv_waitall(w, 0.5, 1.0, 6.0);
   w.region(1, "work", 0.5, 3.0);
   w.recv(1, 3.0, 4.0, 0, 0, 64);
   w.region(1, "work", 4.0, 5.0);
@@ -763,16 +769,7 @@ TEST(LateReceiver, WaitallSidesSettledInDifferentRounds_SameAsOneRound) {
     scenario::open_all(w);
     w.recv(0, 0.5, 1.0, 1, 0, 64);
     w.recv(0, 1.0, 1.5, 1, 0, 64);
-    w.enter(0, 1.6, "MPI_Isend");
-    w.mpi_isend(0, 1.6, 1, 0, 64, 1);
-    w.leave(0, 1.7, "MPI_Isend");
-    w.enter(0, 1.8, "MPI_Irecv");
-    w.mpi_irecv_request(0, 1.8, 2);
-    w.leave(0, 1.9, "MPI_Irecv");
-    w.enter(0, 2.0, "MPI_Waitall");
-    w.mpi_isend_complete(0, 6.0, 1);
-    w.mpi_irecv(0, 6.0, 1, 0, 64, 2);
-    w.leave(0, 6.0, "MPI_Waitall");
+    isend_irecv_waitall(w, 1.6, 2.0, 6.0);
     w.send(1, 0.5, 0.6, 0, 0, 64);
     w.send(1, 0.7, 0.8, 0, 0, 64);
     if (c_enter < 3.0) w.send(1, c_enter, c_enter + 0.1, 0, 0, 64);
