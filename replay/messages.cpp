@@ -69,21 +69,18 @@ class Neighbourhood {
   /// Position of `rank` among the out-neighbours (it must be one).
   int out_index(Rank rank) const { return out_index_[rank]; }
 
-  /// Exchanges per-neighbour blocks of PODs: out holds the blocks for the out-neighbours in
-  /// order, counts[i] of them for the i-th; returns the blocks from the in-neighbours in order.
+  /// Exchanges per-neighbour blocks of PODs: out[i] goes to the i-th out-neighbour; returns
+  /// the blocks from the in-neighbours, in order, in_counts[i] records from the i-th.
   /// Every edge carries exactly one message per exchange (empty ones too), so successive
   /// exchanges cannot mix: MPI keeps the messages of one sender and tag in order.
   template <class T>
-  std::vector<T> exchange(const std::vector<T>& out, const std::vector<int>& counts,
+  std::vector<T> exchange(const std::vector<std::vector<T>>& out,
                           std::vector<int>& in_counts) const {
     constexpr int kSize = static_cast<int>(sizeof(T));
     std::vector<MPI_Request> sent(out_.size());
-    std::size_t at = 0;
-    for (std::size_t p = 0; p < out_.size(); ++p) {
-      MPI_Isend(out.data() + at, counts[p] * kSize, MPI_BYTE, out_[p], kBlockTag, comm_,
-                &sent[p]);
-      at += static_cast<std::size_t>(counts[p]);
-    }
+    for (std::size_t p = 0; p < out_.size(); ++p)
+      MPI_Isend(out[p].data(), static_cast<int>(out[p].size()) * kSize, MPI_BYTE, out_[p],
+                kBlockTag, comm_, &sent[p]);
     // Each block's size is probed first, so the blocks land contiguously, in order.
     std::vector<MPI_Message> blocks(in_.size());
     in_counts.resize(in_.size());
@@ -97,7 +94,7 @@ class Neighbourhood {
       total += static_cast<std::size_t>(in_counts[p]);
     }
     std::vector<T> in(total);
-    at = 0;
+    std::size_t at = 0;
     for (std::size_t p = 0; p < in_.size(); ++p) {
       MPI_Mrecv(in.data() + at, in_counts[p] * kSize, MPI_BYTE, &blocks[p], MPI_STATUS_IGNORE);
       at += static_cast<std::size_t>(in_counts[p]);
@@ -239,11 +236,11 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
   std::vector<char>().swap(source);
   const Neighbourhood hood(world, std::move(peers));
   {
-    std::vector<long long> out(hood.out_degree(), 0);
+    std::vector<std::vector<long long>> out(hood.out_degree(), std::vector<long long>(1, 0));
     for (int p = 0; p < n; ++p)
-      if (sends_to[p] > 0) out[hood.out_index(p)] = sends_to[p];
-    std::vector<int> ones(hood.out_degree(), 1), in_counts;
-    const std::vector<long long> in = hood.exchange(out, ones, in_counts);
+      if (sends_to[p] > 0) out[hood.out_index(p)][0] = sends_to[p];
+    std::vector<int> in_counts;
+    const std::vector<long long> in = hood.exchange(out, in_counts);
     for (std::size_t i = 0; i < in.size(); ++i) total_from[hood.sources()[i]] = in[i];
   }
 
@@ -301,16 +298,9 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
                                                            rec.comm, rec.tag, e, 0});
       in_flight.push_back(MatchedSend{e, RemoteRecv{}});
     }
-    std::vector<SendWire> out;
-    std::vector<int> out_counts(hood.out_degree());
-    for (std::size_t p = 0; p < out_to.size(); ++p) {
-      out_counts[p] = static_cast<int>(out_to[p].size());
-      out.insert(out.end(), out_to[p].begin(), out_to[p].end());
-    }
-    std::vector<std::vector<SendWire>>().swap(out_to);
     std::vector<int> in_counts;
-    const std::vector<SendWire> in = hood.exchange(out, out_counts, in_counts);
-    std::vector<SendWire>().swap(out);
+    const std::vector<SendWire> in = hood.exchange(out_to, in_counts);
+    std::vector<std::vector<SendWire>>().swap(out_to);
     std::size_t at = 0;
     for (std::size_t i = 0; i < in_counts.size(); ++i) {
       const Rank p = hood.sources()[i];
@@ -348,15 +338,9 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
     }
     sink.receives(matched.data(), matched.size(), recv_scan.current());
 
-    std::vector<ReplyWire> flat;
-    std::vector<int> reply_counts(hood.out_degree());
-    for (std::size_t p = 0; p < replies_to.size(); ++p) {
-      reply_counts[p] = static_cast<int>(replies_to[p].size());
-      flat.insert(flat.end(), replies_to[p].begin(), replies_to[p].end());
-    }
-    std::vector<std::vector<ReplyWire>>().swap(replies_to);
     std::vector<int> back_counts;
-    const std::vector<ReplyWire> back = hood.exchange(flat, reply_counts, back_counts);
+    const std::vector<ReplyWire> back = hood.exchange(replies_to, back_counts);
+    std::vector<std::vector<ReplyWire>>().swap(replies_to);
     for (const ReplyWire& r : back) {
       // The sends in flight are in event order: the reply names its send's event.
       auto it = std::lower_bound(
