@@ -9,6 +9,7 @@ using M = Metric;
 constexpr M kRoot = M::Count;
 constexpr auto C = Derivation::Computed;
 constexpr auto S = Derivation::SumChildren;
+constexpr auto D = Derivation::Difference;
 
 const std::vector<MetricInfo> kTable = {
     {M::Time, "time", "Time", kRoot, "sec", true, C,
@@ -123,6 +124,95 @@ const std::vector<MetricInfo> kTable = {
      "Number of bytes outgoing in collective communication operations"},
     {M::BytesCin, "bytes_cin", "Incoming", M::BytesColl, "bytes", false, C,
      "Number of bytes incoming in collective communication operations"},
+    {M::Delay, "delay", "Delay costs", kRoot, "sec", false, S,
+     "Costs and location of delays causing wait states"},
+    {M::DelayMpi, "delay_mpi", "MPI", M::Delay, "sec", false, S,
+     "Delays causing wait states in MPI operations"},
+    {M::DelayP2p, "delay_p2p", "Point-to-point", M::DelayMpi, "sec", false, S,
+     "Delays causing wait states in MPI point-to-point communication"},
+    {M::DelayLatesenderAggregate, "delay_latesender_aggregate", "Late Sender", M::DelayP2p,
+     "sec", false, S, "Delays causing MPI Late Sender wait states"},
+    {M::DelayLatesender, "delay_latesender", "Short-term", M::DelayLatesenderAggregate, "sec",
+     false, C, "Delays that directly cause MPI Late Sender wait states"},
+    {M::DelayLatesenderLongterm, "delay_latesender_longterm", "Long-term",
+     M::DelayLatesenderAggregate, "sec", false, C,
+     "Delays that indirectly cause MPI Late Sender wait states through wait-state propagation"},
+    {M::DelayLatereceiverAggregate, "delay_latereceiver_aggregate", "Late Receiver",
+     M::DelayP2p, "sec", false, S, "Delays causing MPI Late Receiver wait states"},
+    {M::DelayLatereceiver, "delay_latereceiver", "Short-term", M::DelayLatereceiverAggregate,
+     "sec", false, C, "Delays that directly cause MPI Late Receiver wait states"},
+    {M::DelayLatereceiverLongterm, "delay_latereceiver_longterm", "Long-term",
+     M::DelayLatereceiverAggregate, "sec", false, C,
+     "Delays that indirectly cause MPI Late Receiver wait states through wait-state "
+     "propagation"},
+    {M::DelayCollective, "delay_collective", "Collective", M::DelayMpi, "sec", false, S,
+     "Delays causing wait states in MPI collective communication"},
+    {M::DelayBarrierAggregate, "delay_barrier_aggregate", "Wait at Barrier",
+     M::DelayCollective, "sec", false, S, "Delays causing wait states in front of MPI barriers"},
+    {M::DelayBarrier, "delay_barrier", "Short-term", M::DelayBarrierAggregate, "sec", false, C,
+     "Delays that directly cause wait states in MPI barriers"},
+    {M::DelayBarrierLongterm, "delay_barrier_longterm", "Long-term", M::DelayBarrierAggregate,
+     "sec", false, C,
+     "Delays that indirectly cause wait states in MPI barriers through wait-state propagation"},
+    {M::DelayN21Aggregate, "delay_n21_aggregate", "Early Reduce", M::DelayCollective, "sec",
+     false, S, "Delays causing wait states in MPI n-to-1 collective communications"},
+    {M::DelayN21, "delay_n21", "Short-term", M::DelayN21Aggregate, "sec", false, C,
+     "Delays that directly cause wait states in MPI n-to-1 collective communications"},
+    {M::DelayN21Longterm, "delay_n21_longterm", "Long-term", M::DelayN21Aggregate, "sec",
+     false, C,
+     "Delays that indirectly cause wait states in MPI n-to-1 collective communications through "
+     "wait-state propagation"},
+    {M::Delay12nAggregate, "delay_12n_aggregate", "Late Broadcast", M::DelayCollective, "sec",
+     false, S, "Delays causing wait states in MPI 1-to-n collective communications"},
+    {M::Delay12n, "delay_12n", "Short-term", M::Delay12nAggregate, "sec", false, C,
+     "Delays that directly cause wait states in MPI 1-to-n collective communications"},
+    {M::Delay12nLongterm, "delay_12n_longterm", "Long-term", M::Delay12nAggregate, "sec",
+     false, C,
+     "Delays that indirectly cause wait states in MPI 1-to-n collective communications through "
+     "wait-state propagation"},
+    {M::DelayN2nAggregate, "delay_n2n_aggregate", "Wait at N x N", M::DelayCollective, "sec",
+     false, S, "Delays causing wait states in front of MPI n-to-n collective communications"},
+    {M::DelayN2n, "delay_n2n", "Short-term", M::DelayN2nAggregate, "sec", false, C,
+     "Delays that directly cause wait states in MPI n-to-n collective communications"},
+    {M::DelayN2nLongterm, "delay_n2n_longterm", "Long-term", M::DelayN2nAggregate, "sec", false,
+     C, "Delays that indirectly cause wait states in MPI n-to-n collective communications "
+     "through wait-state propagation"},
+    {M::WaitstatesPropagatingVsTerminal, "waitstates_propagating_vs_terminal",
+     "Propagating vs. terminal wait states", kRoot, "sec", false, S,
+     "Wait states that do or do not cause further wait states"},
+    {M::MpiWaitPropagating, "mpi_wait_propagating", "Propagating wait states",
+     M::WaitstatesPropagatingVsTerminal, "sec", false, S,
+     "MPI wait states that cause further wait states"},
+    {M::MpiWaitPropagatingLs, "mpi_wait_propagating_ls", "Late Sender", M::MpiWaitPropagating,
+     "sec", false, C, "Propagating MPI Late Sender wait states"},
+    {M::MpiWaitPropagatingLr, "mpi_wait_propagating_lr", "Late Receiver", M::MpiWaitPropagating,
+     "sec", false, C, "Propagating MPI Late Receiver wait states"},
+    {M::MpiWaitTerminal, "mpi_wait_terminal", "Terminal wait states",
+     M::WaitstatesPropagatingVsTerminal, "sec", false, S,
+     "MPI wait states that do not cause further wait states"},
+    {M::MpiWaitTerminalLs, "mpi_wait_terminal_ls", "Late Sender", M::MpiWaitTerminal, "sec",
+     false, D, "Terminal MPI Late Sender wait states", M::MpiLatesender, M::MpiWaitPropagatingLs},
+    {M::MpiWaitTerminalLr, "mpi_wait_terminal_lr", "Late Receiver", M::MpiWaitTerminal, "sec",
+     false, D, "Terminal MPI Late Receiver wait states", M::MpiLatereceiver,
+     M::MpiWaitPropagatingLr},
+    {M::WaitstatesDirectVsIndirect, "waitstates_direct_vs_indirect",
+     "Direct vs. indirect wait states", kRoot, "sec", false, S,
+     "Wait states caused directly by delays, or indirectly by other wait states"},
+    {M::MpiWaitDirect, "mpi_wait_direct", "Direct wait states", M::WaitstatesDirectVsIndirect,
+     "sec", false, S, "MPI wait states caused directly by delays"},
+    {M::MpiWaitDirectLatesender, "mpi_wait_direct_latesender", "Late Sender", M::MpiWaitDirect,
+     "sec", false, D, "Direct MPI Late Sender wait states", M::MpiLatesender,
+     M::MpiWaitIndirectLatesender},
+    {M::MpiWaitDirectLatereceiver, "mpi_wait_direct_latereceiver", "Late Receiver",
+     M::MpiWaitDirect, "sec", false, D, "Direct MPI Late Receiver wait states",
+     M::MpiLatereceiver, M::MpiWaitIndirectLatereceiver},
+    {M::MpiWaitIndirect, "mpi_wait_indirect", "Indirect wait states",
+     M::WaitstatesDirectVsIndirect, "sec", false, S,
+     "MPI wait states caused indirectly, by other wait states"},
+    {M::MpiWaitIndirectLatesender, "mpi_wait_indirect_latesender", "Late Sender",
+     M::MpiWaitIndirect, "sec", false, C, "Indirect MPI Late Sender wait states"},
+    {M::MpiWaitIndirectLatereceiver, "mpi_wait_indirect_latereceiver", "Late Receiver",
+     M::MpiWaitIndirect, "sec", false, C, "Indirect MPI Late Receiver wait states"},
     {M::CriticalPath, "critical_path", "Critical path", kRoot, "sec", false, C,
      "Profile of the application's critical path"},
     {M::CriticalPathImbalance, "critical_path_imbalance", "Imbalance", M::CriticalPath, "sec",
@@ -175,6 +265,8 @@ bool is_mpi_only(Metric m) {
     case M::CommsCdst: case M::BytesSent: case M::BytesRcvd: case M::BytesCout:
     case M::BytesCin: case M::MpiSlrCount: case M::MpiSlsCount: case M::MpiSlswoCount:
     case M::MpiClrCount: case M::MpiClsCount: case M::MpiClswoCount:
+    case M::MpiWaitIndirectLatesender: case M::MpiWaitIndirectLatereceiver:
+    case M::MpiWaitPropagatingLs: case M::MpiWaitPropagatingLr:
       return true;
     default:
       return false;
@@ -185,6 +277,17 @@ void finalize_metric_tree(Severity& sev) {
   // Children follow parents in the table, so a reverse walk sees every child before its parent.
   const auto& table = metric_table();
   for (auto it = table.rbegin(); it != table.rend(); ++it) {
+    if (it->derivation == Derivation::Difference) {
+      // Cube derives these per call path and location; stored, they may not be negative.
+      double* out = sev.row(it->id);
+      const double* from = sev.row(it->from);
+      const double* less = sev.row(it->less);
+      for (std::size_t c = 0; c < sev.callpaths(); ++c) {
+        const double d = from[c] - less[c];
+        out[c] = d > 0.0 ? d : 0.0;
+      }
+      continue;
+    }
     if (it->derivation != Derivation::SumChildren) continue;
     double* out = sev.row(it->id);
     for (std::size_t c = 0; c < sev.callpaths(); ++c) out[c] = 0.0;

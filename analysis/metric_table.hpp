@@ -22,6 +22,15 @@ enum class Metric : std::uint8_t {
   Comms, CommsP2p, CommsSend, MpiClrCount, CommsRecv, MpiClsCount, MpiClswoCount, CommsColl,
   CommsCxch, CommsCsrc, CommsCdst,
   Bytes, BytesP2p, BytesSent, BytesRcvd, BytesColl, BytesCout, BytesCin,
+  Delay, DelayMpi, DelayP2p, DelayLatesenderAggregate, DelayLatesender, DelayLatesenderLongterm,
+  DelayLatereceiverAggregate, DelayLatereceiver, DelayLatereceiverLongterm, DelayCollective,
+  DelayBarrierAggregate, DelayBarrier, DelayBarrierLongterm, DelayN21Aggregate, DelayN21,
+  DelayN21Longterm, Delay12nAggregate, Delay12n, Delay12nLongterm, DelayN2nAggregate, DelayN2n,
+  DelayN2nLongterm,
+  WaitstatesPropagatingVsTerminal, MpiWaitPropagating, MpiWaitPropagatingLs,
+  MpiWaitPropagatingLr, MpiWaitTerminal, MpiWaitTerminalLs, MpiWaitTerminalLr,
+  WaitstatesDirectVsIndirect, MpiWaitDirect, MpiWaitDirectLatesender, MpiWaitDirectLatereceiver,
+  MpiWaitIndirect, MpiWaitIndirectLatesender, MpiWaitIndirectLatereceiver,
   CriticalPath, CriticalPathImbalance,
   PerformanceImpact, PerformanceImpactCriticalpath, CriticalPathActivities,
   CriticalImbalanceImpact, IntraPartitionImbalance, InterPartitionImbalance,
@@ -34,6 +43,7 @@ inline constexpr std::size_t kMetricCount = static_cast<std::size_t>(Metric::Cou
 enum class Derivation : std::uint8_t {
   Computed,     ///< written by an analysis pass
   SumChildren,  ///< the sum of its children (filled by finalize_metric_tree)
+  Difference,   ///< `from` minus `less` (Cube's derived direct/terminal wait states)
 };
 
 struct MetricInfo {
@@ -45,6 +55,8 @@ struct MetricInfo {
   bool inclusive;   ///< stored inclusive along the call tree (only `time`)
   Derivation derivation;
   const char* description;
+  Metric from = Metric::Count;  ///< Derivation::Difference: the minuend
+  Metric less = Metric::Count;  ///< Derivation::Difference: the subtrahend
 };
 
 /// The table, in report (depth-first) order; parents precede children.
@@ -80,7 +92,7 @@ class Severity {
   std::vector<double> data_;
 };
 
-/// Fills the SumChildren metrics bottom-up so that every metric stores its full amount
+/// Fills the SumChildren and Difference metrics bottom-up so that every metric stores its full amount
 /// (inclusive along the metric tree).
 void finalize_metric_tree(Severity& sev);
 

@@ -142,6 +142,20 @@ class WaitStatePass::Impl {
     sev_.add(s.bytes == 0 ? Metric::MpiSlsCount : Metric::MpiClsCount, cp, 1.0);
     record_wait(r, cp, idle, Metric::MpiLatesender,
                 HopKind::Event, replay::peer_rank(defs_, trace_, r), 0, s.event);
+    {
+      const Ticks er = trace_.time[call];
+      const Ticks lr = trace_.time[trace_.leave_of(call)];
+      SyncPoint sp;
+      sp.kind = SyncKind::LateSender;
+      sp.wait = idle;
+      sp.total = span(er, lr);
+      sp.completion = pos(span(s.call_leave, lr));
+      sp.event = r;
+      sp.callpath = cp;
+      sp.target = s.event;
+      sp.peer = replay::peer_rank(defs_, trace_, r);
+      result_.syncpoints.push_back(sp);
+    }
     if (ls_buffer_.size() == kWrongOrderWindow) {
       const bool was_latest = ls_buffer_.front().send_time == ls_latest_send_;
       ls_buffer_.pop_front();
@@ -197,8 +211,11 @@ class WaitStatePass::Impl {
     const Ticks eq = message.recv.request_enter;
     const double idle = lc <= eq ? 0.0 : span(ec, eq);
     if (cls == MpiClass::WaitMulti) {
+      // Ties go to the latest send of the call: scout visits them backwards and replaces its
+      // maximum only when strictly larger. The critical path and the delay analysis leave the
+      // call through that message (conformance-next/late-receiver-waitall).
       PendingMultiLr& best = multi_lr_[call];
-      if (idle > 0.0 && (!best.have || idle > best.idle))
+      if (idle > 0.0 && (!best.have || idle >= best.idle))
         best = PendingMultiLr{idle, message, c, true};
     } else if (idle > 0.0) {
       add_late_receiver(message, c, idle);
@@ -242,6 +259,19 @@ class WaitStatePass::Impl {
     sev_.add(bytes == 0 ? Metric::MpiSlrCount : Metric::MpiClrCount, cp, 1.0);
     record_wait(completion, cp, idle, Metric::MpiLatereceiver, HopKind::Event,
                 replay::peer_rank(defs_, trace_, s), 0, message.recv.request_event);
+    const Ticks ec = trace_.time[call];
+    const Ticks lc = trace_.time[trace_.leave_of(call)];
+    SyncPoint sp;
+    sp.kind = SyncKind::LateReceiver;
+    sp.wait = idle;
+    sp.total = span(ec, lc);
+    // As scout: <= 0, the receive's call ending after the send's is no completion of the send.
+    sp.completion = lc > message.recv.request_leave ? 0.0 : span(message.recv.request_leave, lc);
+    sp.event = completion;
+    sp.callpath = cp;
+    sp.target = message.recv.request_event;
+    sp.peer = replay::peer_rank(defs_, trace_, s);
+    result_.syncpoints.push_back(sp);
   }
 
   // ---- Collectives (§4) --------------------------------------------------------------
@@ -277,6 +307,8 @@ class WaitStatePass::Impl {
           const Ticks cap = std::min(t.latest_begin, x);
           const Ticks e2 = std::max(t.earliest_end, cap);
           sev_.add(Metric::MpiInitCompletion, cp, pos(span(e2, x)));
+          // No wait at MPI_Init, so no delay cost can stop there (scout's comment).
+          add_syncpoint(inst, cp, SyncKind::Init, 0.0, pos(span(e2, x)), t.latest_rank);
           break;
         }
         case replay::CollKind::Finalize: {
@@ -288,6 +320,8 @@ class WaitStatePass::Impl {
           const double wait = pos(span(b, cap));
           sev_.add(Metric::MpiFinalizeWait, cp, wait);
           add_collective_wait(inst, cp, wait, t.latest_rank, Metric::MpiFinalizeWait);
+          add_syncpoint(inst, cp, SyncKind::Finalize, wait,
+                        pos(span(std::max(t.earliest_end, cap), x)), t.latest_rank);
           break;
         }
         case replay::CollKind::Barrier:
@@ -313,25 +347,45 @@ class WaitStatePass::Impl {
                    pos(span(e2, x)));
           add_collective_wait(inst, cp, wait, latest_rank,
                               barrier ? Metric::MpiBarrierWait : Metric::MpiWaitNxn);
+          add_syncpoint(inst, cp, barrier ? SyncKind::Barrier : SyncKind::NxN, wait,
+                        pos(span(e2, x)), latest_rank);
           break;
         }
         case replay::CollKind::OneToN: {
           if (t.root_sent == 0) break;  // zero payload: nothing is broadcast
           const Ticks r = t.root_begin;
-          const bool waiter = received > 0 && b < r && trace_.rank != t.root;
+          const Ticks cap = std::min(r, x);
+          const double completion = pos(span(std::max(t.syncpoint_earliest_end, cap), x));
+          if (trace_.rank == t.root) {
+            // The root synchronizes with its waiters, if it has any.
+            if (t.has_syncpoints)
+              add_syncpoint(inst, cp, SyncKind::OneToN, 0.0, completion, t.root);
+            break;
+          }
+          const bool waiter = received > 0 && b < r;
           if (!waiter) break;
-          const double wait = pos(span(b, std::min(r, x)));
+          const double wait = pos(span(b, cap));
           sev_.add(Metric::MpiLatebroadcast, cp, wait);
           add_collective_wait(inst, cp, wait, t.root, Metric::MpiLatebroadcast);
+          add_syncpoint(inst, cp, SyncKind::OneToN, wait, completion, t.root);
           break;
         }
         case replay::CollKind::NToOne: {
           if (t.root_received == 0 || !t.has_sender) break;
           const Ticks l = t.latest_sender_begin;
-          if (trace_.rank != t.root || !(b < l)) break;
-          const double wait = pos(span(b, std::min(l, x)));
+          if (!(t.root_begin < l)) break;
+          const Ticks cap = std::min(l, x);
+          const double completion = pos(span(std::max(t.syncpoint_earliest_end, cap), x));
+          if (trace_.rank == t.latest_sender && trace_.rank != t.root) {
+            // The latest sender synchronizes with the root that waited for it.
+            add_syncpoint(inst, cp, SyncKind::NToOne, 0.0, completion, t.root, trace_.rank);
+            break;
+          }
+          if (trace_.rank != t.root) break;
+          const double wait = pos(span(b, cap));
           sev_.add(Metric::MpiEarlyreduce, cp, wait);
           add_collective_wait(inst, cp, wait, t.latest_sender, Metric::MpiEarlyreduce);
+          add_syncpoint(inst, cp, SyncKind::NToOne, wait, completion, t.latest_sender);
           break;
         }
         case replay::CollKind::Scan: {
@@ -351,6 +405,28 @@ class WaitStatePass::Impl {
     if (wait <= 0.0) return;
     record_wait(inst.end, cp, wait, metric, HopKind::Collective, target,
                 inst.comm, inst.index);
+  }
+
+  /// Records a collective synchronization point: total is the duration of the MPI call.
+  void add_syncpoint(const replay::CollInstance& inst, std::uint32_t cp, SyncKind kind,
+                     double wait, double completion, Rank peer, Rank causer = -1) {
+    const EventIdx call = trace_.kind[inst.end] == EventKind::CollEnd
+                              ? trace_.call_of(inst.end)
+                              : trace_.enter_of(inst.end);
+    SyncPoint sp;
+    sp.kind = kind;
+    sp.wait = wait;
+    sp.completion = completion;
+    sp.total = kind == SyncKind::Init || kind == SyncKind::Finalize
+                   ? span(trace_.time[call], trace_.time[inst.end])
+                   : span(trace_.time[call], trace_.time[trace_.leave_of(call)]);
+    sp.event = inst.end;
+    sp.callpath = cp;
+    sp.target = inst.index;
+    sp.comm = inst.comm;
+    sp.peer = peer;
+    sp.causer = causer >= 0 ? causer : peer;
+    result_.syncpoints.push_back(sp);
   }
 
   /// Publishes a wait state for the critical path (and the summary's worst instances).

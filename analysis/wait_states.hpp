@@ -36,6 +36,33 @@ struct WaitState {
 
 static_assert(sizeof(WaitState) == 32, "one per wait state, kept for the backward pass");
 
+/// The kinds of synchronization points (scalasca-metrics.md §7.1).
+enum class SyncKind : std::uint8_t {
+  LateSender,           ///< receive of a Late Sender instance (the waiting side)
+  LateSenderPartner,    ///< the send of such a message (filled in by the root-cause pass)
+  LateReceiver,         ///< send completion of a Late Receiver instance (the waiting side)
+  LateReceiverPartner,  ///< the receive request of such a message (root-cause pass)
+  Barrier, NxN, OneToN, NToOne, Init, Finalize
+};
+
+/// A synchronization point with what the delay analysis needs (scalasca-metrics.md §7.1,
+/// §8.1). Collectives: every instance where this rank synchronizes, wait or not.
+struct SyncPoint {
+  double wait = 0.0;        ///< seconds waited here (>= 0)
+  double total = 0.0;       ///< duration of the MPI call
+  double completion = 0.0;  ///< §4/§5 completion time (<= 0 for a Late Receiver)
+  EventIdx event = kNoEvent;
+  std::uint32_t callpath = 0;
+  /// P2P: the partner's event (the send, or the receive request). Collectives: the instance.
+  std::uint32_t target = 0;
+  std::uint32_t comm = 0;  ///< collectives: communicator (or the Init/Finalize pseudo one)
+  /// P2P and N-to-1: the partner's world rank. Barrier, N x N, 1-to-N: the causer (the latest
+  /// member; the root for 1-to-N).
+  Rank peer = 0;
+  Rank causer = 0;  ///< collectives: who caused the waiting (latest member, latest sender, root)
+  SyncKind kind = SyncKind::Barrier;
+};
+
 /// When the waiting began: the Enter of the waiting MPI call, or the begin of the collective
 /// instance (its CollBegin, or the Enter of MPI_Init/MPI_Finalize).
 Ticks wait_start(const LocalTrace& trace, const WaitState& w);
@@ -50,6 +77,9 @@ struct WaitStateResult {
   Ticks finalize_enter = 0;
   Rank finalize_latest_rank = 0;  ///< rank that entered MPI_Finalize last (ties: lower rank)
   std::uint32_t finalize_comm = 0;
+  /// Every synchronization point of this rank the forward replay finds, in no particular order
+  /// (the root-cause pass sorts them and adds the partner-side points).
+  std::deque<SyncPoint> syncpoints;
 };
 
 /// Computes the wait-state metrics into `sev`, in parts as the replay produces its inputs: the

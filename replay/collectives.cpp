@@ -308,8 +308,17 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
         const double b = as_double(trace.time[inst.begin]);
         const bool has_sender = s[kSenderBegin].value > kNone;
         const bool latest_sender = has_sender && s[kSenderBegin].rank == my_local;
-        if (latest_sender || (received > 0 && has_sender && b < s[kSenderBegin].value))
+        // 1-to-N: the waiters (they received, and began before the root); their earliest end
+        // is the instance's E, and whether there is any tells the root it synchronized.
+        const bool one_to_n = kind_of(static_cast<CollOp>(static_cast<int>(s[kOp].value))) ==
+                              CollKind::OneToN;
+        if (one_to_n) {
+          const bool root = s[kRootBegin].value > kNone && s[kRootBegin].rank == my_local;
+          if (!root && received > 0 && s[kRootBegin].value > kNone && b < s[kRootBegin].value)
+            in2[j].value = -as_double(trace.time[inst.end]);
+        } else if (latest_sender || (received > 0 && has_sender && b < s[kSenderBegin].value)) {
           in2[j].value = -as_double(trace.time[inst.end]);
+        }
       }
       out2.resize(n);
       MPI_Allreduce(in2.data(), out2.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
@@ -341,7 +350,10 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
           t.root_sent = static_cast<std::uint64_t>(s[kRootSent].value);
           t.root_received = static_cast<std::uint64_t>(s[kRootRecv].value);
         }
-        if (out2[j].value > kNone) t.syncpoint_earliest_end = as_ticks(-out2[j].value);
+        if (out2[j].value > kNone) {
+          t.syncpoint_earliest_end = as_ticks(-out2[j].value);
+          t.has_syncpoints = true;
+        }
         if (any_scan && scan_out[j] > kNone) {
           t.scan_has_sender = true;
           t.scan_latest_begin = as_ticks(scan_out[j]);

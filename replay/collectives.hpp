@@ -44,8 +44,11 @@ struct CollTiming {
   std::uint64_t root_sent = 0;
   std::uint64_t root_received = 0;
   /// min end over members with (bytes received > 0 and begin < latest_sender_begin), plus the
-  /// latest sender: the earliest end among N x N partial-overlap synchronization points.
+  /// latest sender: the earliest end among N x N partial-overlap synchronization points. For
+  /// 1-to-N: min end over the waiters (non-root members that received and began before the
+  /// root); `has_syncpoints` says whether there is any.
   Ticks syncpoint_earliest_end = 0;
+  bool has_syncpoints = false;
   bool scan_has_sender = false;  ///< some member 0..me (me included) sent bytes
   Ticks scan_latest_begin = 0;   ///< max begin over those
 };

@@ -12,9 +12,16 @@
 namespace cpreplay::replay {
 namespace {
 
+/// Leave time of an MPI call (its Enter's, if a cut trace left it open).
+Ticks leave_time(const LocalTrace& trace, EventIdx call) {
+  const EventIdx leave = trace.leave_of(call);
+  return trace.time[leave != kNoEvent ? leave : call];
+}
+
 /// Wire format of a send record (sender -> receiver), in the sender's event order.
 struct SendWire {
   Ticks call_enter;
+  Ticks call_leave;
   Ticks time;
   std::uint64_t bytes;
   std::uint32_t comm;
@@ -26,6 +33,7 @@ struct SendWire {
 /// Wire format of a reply (receiver -> sender), in the order the sender's records came.
 struct ReplyWire {
   Ticks request_enter;
+  Ticks request_leave;
   EventIdx request_event;
   EventIdx send_event;  ///< which of the sender's events it answers
 };
@@ -294,6 +302,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
       const EventIdx e = send_scan.current();
       const P2pRecord& rec = trace.p2p[trace.ref[e]];
       out_to[hood.out_index(peer_rank(defs, trace, e))].push_back(SendWire{trace.time[trace.call_of(e)],
+                                                           leave_time(trace, trace.call_of(e)),
                                                            trace.time[e], trace.bytes_of(e),
                                                            rec.comm, rec.tag, e, 0});
       in_flight.push_back(MatchedSend{e, RemoteRecv{}});
@@ -328,13 +337,15 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
       // Tags that change from message to message would leave a trail of empty queues.
       if (it->second.empty() && queues.size() > kKeptEmptyQueues) queues.erase(it);
       matched.push_back(
-          MatchedRecv{e, RemoteSend{m.wire.call_enter, m.wire.time, m.wire.bytes, m.wire.event}});
+          MatchedRecv{e, RemoteSend{m.wire.call_enter, m.wire.call_leave, m.wire.time, m.wire.bytes,
+                                           m.wire.event}});
       ++counts.matched;
       // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
       EventIdx request = e;
       if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
       replies_to[hood.out_index(source)].push_back(
-          ReplyWire{trace.time[trace.call_of(request)], request, m.wire.event});
+          ReplyWire{trace.time[trace.call_of(request)],
+                    leave_time(trace, trace.call_of(request)), request, m.wire.event});
     }
     sink.receives(matched.data(), matched.size(), recv_scan.current());
 
@@ -347,7 +358,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Lo
           in_flight.begin() + static_cast<std::ptrdiff_t>(head), in_flight.end(), r.send_event,
           [](const MatchedSend& s, EventIdx e) { return s.event < e; });
       if (it != in_flight.end() && it->event == r.send_event)
-        it->recv = RemoteRecv{r.request_enter, r.request_event};
+        it->recv = RemoteRecv{r.request_enter, r.request_leave, r.request_event};
     }
     settle_sends(false);
     if (!world.any(!send_scan.done())) break;

@@ -10,13 +10,14 @@
 
 namespace cpreplay::replay {
 
-// Packed to 4-byte alignment (28 and 12 B instead of 32 and 16): one of each per message is
+// Packed to 4-byte alignment (36 and 20 B instead of 40 and 24): one of each per message is
 // held through the forward phase. The partner's world rank is not stored: it follows from the
 // local event's own record (peer_rank).
 #pragma pack(push, 4)
 /// What a receiver learns about the send that matches one of its receive events.
 struct RemoteSend {
   Ticks call_enter = 0;  ///< Enter of the sender's MPI call containing the send event
+  Ticks call_leave = 0;  ///< Leave of that call (root cause: a synchpoint's completion time)
   Ticks time = 0;        ///< the send event's own timestamp
   std::uint64_t bytes = 0;
   EventIdx event = kNoEvent;  ///< the send event's index on the sender
@@ -25,6 +26,7 @@ struct RemoteSend {
 /// What a sender learns about the receive that matches one of its sends.
 struct RemoteRecv {
   Ticks request_enter = 0;  ///< Enter of the MPI call holding the receive request
+  Ticks request_leave = 0;  ///< Leave of that call (root cause: a synchpoint's completion time)
   EventIdx request_event = kNoEvent;  ///< MpiRecv itself, or the MpiIrecvRequest
 };
 #pragma pack(pop)

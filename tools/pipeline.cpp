@@ -13,6 +13,7 @@
 #include "analysis/critical_path.hpp"
 #include "analysis/indicators.hpp"
 #include "analysis/profile.hpp"
+#include "analysis/root_cause.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
 #include "cpreplay/error.hpp"
@@ -174,6 +175,15 @@ class Pipeline {
     cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace_, waits_, collectives_,
                                        settings_.partial ? cut_.first_to_stop : -1);
     phase_end(std::to_string(sum_over_ranks(world_, cp_.owned_segments)) + " owned segments");
+  }
+
+  /// Root causes: delay costs and wait-state classes, on a backward replay in rounds.
+  void root_causes() {
+    progress_.begin("root causes");
+    analysis::RootCauseResult rc;
+    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace_, waits_, sev_); });
+    phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
+              std::to_string(rc.rounds) + " rounds");
   }
 
   /// Global reductions: the critical-path profile and the indicators built on it, and the
@@ -363,6 +373,7 @@ void run(const Settings& settings, replay::World& world) {
   p.preprocess();
   p.forward();
   p.backward();
+  p.root_causes();
   p.reduce();
   p.write_report();
   p.summarize();

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Delay costs and wait-state classes as Scalasca 2.6's bwc/fwc passes compute them
+// (scalasca-metrics.md §8; the rules the spec leaves open are in docs/root-cause.md).
+#include "analysis/root_cause.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cpreplay/error.hpp"
+#include "replay/record_exchange.hpp"
+
+namespace cpreplay::analysis {
+namespace {
+
+/// The long-term patterns, each with its own cost per wait state (§8.3). OpenMP's two are not
+/// analyzed in pure MPI traces.
+enum Pattern : int { kLs, kLr, kBarrier, kN2n, k12n, kN21, kPatterns };
+constexpr Metric kShortTerm[kPatterns] = {Metric::DelayLatesender, Metric::DelayLatereceiver,
+                                          Metric::DelayBarrier, Metric::DelayN2n,
+                                          Metric::Delay12n, Metric::DelayN21};
+constexpr Metric kLongTerm[kPatterns] = {
+    Metric::DelayLatesenderLongterm, Metric::DelayLatereceiverLongterm,
+    Metric::DelayBarrierLongterm, Metric::DelayN2nLongterm, Metric::Delay12nLongterm,
+    Metric::DelayN21Longterm};
+/// Keys of a collective delay: the waiting time, then each pattern's cost.
+constexpr int kKeys = 1 + kPatterns;
+
+enum RecordKind : std::uint8_t {
+  kLsPartner = 1,   ///< prephase: "your send is the partner of my Late Sender" (+ my leave)
+  kLrPartner,       ///< prephase: "your receive request is the partner of my Late Receiver"
+  kWaiter,          ///< prephase: "I waited for you in this 1-to-N instance"
+  kP2pDelay,        ///< backward: wait, U map and costs of a Late Sender / Late Receiver
+  kCollGroup,       ///< backward: the causer's G map and Gw to a member
+  kCollReply,       ///< backward: a member's scaled d map and scales to the causer
+  kIndirect,        ///< forward: indirect waiting for a Late Sender / Late Receiver event
+};
+
+using TimeMap = std::vector<std::pair<std::uint32_t, double>>;  ///< sorted by call path
+
+void put_map(replay::RecordWriter& w, const TimeMap& m) {
+  w.put(static_cast<std::uint32_t>(m.size()));
+  for (const auto& [c, v] : m) {
+    w.put(c);
+    w.put(v);
+  }
+}
+
+TimeMap get_map(replay::RecordReader& r) {
+  TimeMap m(r.get<std::uint32_t>());
+  for (auto& [c, v] : m) {
+    c = r.get<std::uint32_t>();
+    v = r.get<double>();
+  }
+  return m;
+}
+
+double lookup(const TimeMap& m, std::uint32_t c) {
+  const auto it = std::lower_bound(m.begin(), m.end(), c,
+                                   [](const auto& e, std::uint32_t k) { return e.first < k; });
+  return it != m.end() && it->first == c ? it->second : 0.0;
+}
+
+/// Entries of a − b that are > 0 (CalculateDiff), and their sum.
+TimeMap diff(const TimeMap& a, const TimeMap& b, double& sum) {
+  TimeMap out;
+  sum = 0.0;
+  for (const auto& [c, v] : a) {
+    const double d = v - lookup(b, c);
+    if (d > 0.0) {
+      out.emplace_back(c, d);
+      sum += d;
+    }
+  }
+  return out;
+}
+
+struct P2pInput {  ///< a Late Sender / Late Receiver the waiting side shipped
+  std::uint32_t source_event = 0;
+  double wait = 0.0;
+  std::array<double, kPatterns> cost{};
+  TimeMap u;
+};
+
+struct GroupInput {  ///< what the causer of a collective sent a member
+  bool individual = false;
+  double gw = 0.0;
+  TimeMap g;
+};
+
+struct PendingCollective {  ///< a causer waiting for its members' replies
+  std::size_t expected = 0;
+  std::map<Rank, std::pair<bool, std::vector<double>>> replies;  ///< by member rank
+  std::vector<std::uint32_t> paths;  ///< G's call paths, the order of every reply's vectors
+  std::map<Rank, std::int64_t> anchor;  ///< member -> its individual A_k (synchpoint index)
+  std::int64_t a = -1;
+  bool sent = false;
+};
+
+std::uint64_t collective_key(std::uint32_t comm, std::uint32_t instance) {
+  return (std::uint64_t{comm} << 32) | instance;
+}
+
+class RootCause {
+ public:
+  RootCause(const replay::World& world, const Definitions& defs, const CallTree& tree,
+            const LocalTrace& trace, WaitStateResult& waits, Severity& sev)
+      : world_(world), defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(world.rank()),
+        exchange_(world) {
+    sps_.assign(waits.syncpoints.begin(), waits.syncpoints.end());
+    std::deque<SyncPoint>().swap(waits.syncpoints);
+  }
+
+  RootCauseResult run() {
+    add_partner_points();
+    std::stable_sort(sps_.begin(), sps_.end(),
+                     [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
+    for (std::size_t i = 0; i < sps_.size(); ++i) {
+      if (is_collective(sps_[i].kind) && sps_[i].kind != SyncKind::Init &&
+          sps_[i].kind != SyncKind::Finalize)
+        collective_index_[collective_key(sps_[i].comm, sps_[i].target)] = i;
+    }
+    segments();
+    cost_.assign(sps_.size(), {});
+    prop_.assign(sps_.size(), 0.0);
+    scratch_.assign(tree_.size(), 0.0);
+    next_ = static_cast<std::int64_t>(sps_.size()) - 1;
+
+    RootCauseResult result;
+    result.synchpoints = sps_.size();
+    for (;;) {
+      const bool moved = walk();
+      exchange_.exchange();
+      const bool received = receive();
+      ++result.rounds;
+      int flags[2] = {done() && exchange_.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
+      int global[2] = {0, 0};
+      int mins[1] = {flags[0]};
+      MPI_Allreduce(mins, &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
+      MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world_.comm());
+      if (global[0] == 1) break;
+      if (global[1] == 0)
+        throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
+                          ": the backward replay cannot go on: the records it waits for never "
+                          "come (the trace's messages and collectives do not fit together)");
+    }
+    classify();
+    return result;
+  }
+
+ private:
+  static bool is_collective(SyncKind k) {
+    return k != SyncKind::LateSender && k != SyncKind::LateSenderPartner &&
+           k != SyncKind::LateReceiver && k != SyncKind::LateReceiverPartner;
+  }
+
+  double span(Ticks a, Ticks b) const {
+    return b >= a ? defs_.clock.span(a, b) : -defs_.clock.span(b, a);
+  }
+  Ticks leave_time(EventIdx call) const {
+    const EventIdx leave = trace_.leave_of(call);
+    return trace_.time[leave != kNoEvent ? leave : call];
+  }
+
+  // ---- Prephase: partner-side points and 1-to-N waiter sets (one exchange) ---------------
+  void add_partner_points() {
+    for (const SyncPoint& sp : sps_) {
+      if (sp.kind == SyncKind::LateSender || sp.kind == SyncKind::LateReceiver) {
+        replay::RecordWriter w(exchange_.to(sp.peer));
+        w.put(sp.kind == SyncKind::LateSender ? kLsPartner : kLrPartner);
+        w.put(sp.target);
+        w.put(leave_time(trace_.call_of(sp.event)));
+      } else if (sp.kind == SyncKind::OneToN && sp.causer != me_) {
+        replay::RecordWriter to_root(exchange_.to(sp.causer));
+        to_root.put(kWaiter);
+        to_root.put(sp.comm);
+        to_root.put(sp.target);
+      }
+    }
+    exchange_.exchange();
+    std::vector<EventIdx> taken;
+    for (const SyncPoint& sp : sps_) taken.push_back(sp.event);
+    std::sort(taken.begin(), taken.end());
+    for (int source = 0; source < world_.size(); ++source) {
+      const auto& bytes = exchange_.from(source);
+      replay::RecordReader r(bytes.data(), bytes.size());
+      while (!r.done()) {
+        const auto kind = r.get<RecordKind>();
+        if (kind == kWaiter) {
+          const auto comm = r.get<std::uint32_t>();
+          const auto instance = r.get<std::uint32_t>();
+          waiters_[collective_key(comm, instance)].push_back(source);
+          continue;
+        }
+        const auto event = r.get<EventIdx>();
+        const auto their_leave = r.get<Ticks>();
+        // The first registration of an event wins (scout's synchpoint map never overwrites).
+        if (std::binary_search(taken.begin(), taken.end(), event)) continue;
+        const EventIdx call = trace_.call_of(event);
+        const Ticks enter = trace_.time[call];
+        const Ticks leave = leave_time(call);
+        SyncPoint sp;
+        sp.kind = kind == kLsPartner ? SyncKind::LateSenderPartner : SyncKind::LateReceiverPartner;
+        sp.total = span(enter, leave);
+        sp.completion = leave > their_leave ? span(their_leave, leave) : 0.0;
+        sp.event = event;
+        sp.callpath = trace_.ref[call];
+        sp.peer = source;
+        partner_points_.push_back(sp);
+      }
+    }
+    sps_.insert(sps_.end(), partner_points_.begin(), partner_points_.end());
+    std::vector<SyncPoint>().swap(partner_points_);
+    for (auto& [key, ranks] : waiters_) std::sort(ranks.begin(), ranks.end());
+  }
+
+  // ---- Partner sets (who a synchpoint synchronizes with) -----------------------------------
+  const std::vector<Rank>* members(const SyncPoint& sp) const {
+    if (sp.kind == SyncKind::Init || sp.kind == SyncKind::Finalize) return nullptr;  // all
+    if (sp.comm >= defs_.comms.size()) return nullptr;
+    return &defs_.comms[sp.comm].members;
+  }
+
+  bool contains(const SyncPoint& sp, Rank k) const {
+    switch (sp.kind) {
+      case SyncKind::Init:
+      case SyncKind::Finalize:
+        return true;
+      case SyncKind::Barrier:
+      case SyncKind::NxN: {
+        // N x N with partial overlap synchronizes only its syncpoint ranks; the members are
+        // used here (docs/root-cause.md, limits).
+        const auto* m = members(sp);
+        return m == nullptr || std::find(m->begin(), m->end(), k) != m->end();
+      }
+      case SyncKind::OneToN:
+        if (sp.causer == me_) {
+          const auto it = waiters_.find(collective_key(sp.comm, sp.target));
+          return it != waiters_.end() && std::binary_search(it->second.begin(), it->second.end(), k);
+        }
+        return k == sp.causer;
+      default:
+        return k == sp.peer;
+    }
+  }
+
+  /// Latest synchpoint strictly before `x` that synchronizes with rank k, or -1.
+  std::int64_t prev(std::int64_t x, Rank k) const {
+    for (std::int64_t j = x - 1; j >= 0; --j)
+      if (contains(sps_[j], k)) return j;
+    return -1;
+  }
+
+  // ---- Time segments (§7.2): exclusive time per call path between consecutive cuts -------
+  void segments() {
+    seg_begin_.assign(sps_.size() + 1, 0);
+    std::vector<double> acc(tree_.size(), 0.0);
+    std::vector<std::uint32_t> touched;
+    std::int64_t prev_el = -1;  // last Enter/Leave credited
+    std::int64_t i = 0;
+    const auto n = static_cast<std::int64_t>(trace_.size());
+    for (std::size_t s = 0; s < sps_.size(); ++s) {
+      // Credit every Enter/Leave strictly before the synchpoint's event.
+      for (; i < static_cast<std::int64_t>(sps_[s].event) && i < n; ++i) {
+        const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
+        if (k != EventKind::Enter && k != EventKind::Leave) continue;
+        if (prev_el >= 0) {
+          std::uint32_t target = trace_.ref[static_cast<EventIdx>(i)];
+          if (k == EventKind::Enter) {
+            const CallpathId parent = tree_.node(CallpathId{target}).parent;
+            target = parent.valid() ? parent.value : UINT32_MAX;
+          }
+          if (target != UINT32_MAX) {
+            if (acc[target] == 0.0) touched.push_back(target);
+            acc[target] += defs_.clock.span(trace_.time[static_cast<EventIdx>(prev_el)],
+                                            trace_.time[static_cast<EventIdx>(i)]);
+          }
+        }
+        prev_el = i;
+      }
+      std::sort(touched.begin(), touched.end());
+      for (std::uint32_t c : touched) {
+        seg_.emplace_back(c, acc[c]);
+        acc[c] = 0.0;
+      }
+      touched.clear();
+      seg_begin_[s + 1] = seg_.size();
+    }
+  }
+
+  /// runtime(a, x): the segments after synchpoint a up to and including x.
+  TimeMap runtime(std::int64_t a, std::int64_t x) {
+    std::vector<std::uint32_t> touched;
+    for (std::size_t k = seg_begin_[static_cast<std::size_t>(a + 1)];
+         k < seg_begin_[static_cast<std::size_t>(x + 1)]; ++k) {
+      const auto [c, v] = seg_[k];
+      if (scratch_[c] == 0.0) touched.push_back(c);
+      scratch_[c] += v;
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    TimeMap out;
+    out.reserve(touched.size());
+    for (std::uint32_t c : touched) {
+      out.emplace_back(c, scratch_[c]);
+      scratch_[c] = 0.0;
+    }
+    return out;
+  }
+
+  /// Waiting time per call path of the synchpoints strictly between a and x (wait > 0).
+  TimeMap wait_map(std::int64_t a, std::int64_t x, double& sum) const {
+    std::map<std::uint32_t, double> m;
+    sum = 0.0;
+    for (std::int64_t j = a + 1; j < x; ++j)
+      if (sps_[j].wait > 0.0) {
+        m[sps_[j].callpath] += sps_[j].wait;
+        sum += sps_[j].wait;
+      }
+    return TimeMap(m.begin(), m.end());
+  }
+
+  /// prune(a, x) (§8.1): runtime minus waiting, and only the completion part of a's own call.
+  TimeMap prune(std::int64_t a, std::int64_t x, double* wait_sum = nullptr) {
+    double wsum = 0.0;
+    const TimeMap w = wait_map(a, x, wsum);
+    if (wait_sum) *wait_sum = wsum;
+    double ignored = 0.0;
+    TimeMap m = diff(runtime(a, x), w, ignored);
+    if (a >= 0) {
+      const SyncPoint& sa = sps_[a];
+      const double cut = sa.total - sa.completion;
+      auto it = std::lower_bound(m.begin(), m.end(), sa.callpath,
+                                 [](const auto& e, std::uint32_t k) { return e.first < k; });
+      if (it != m.end() && it->first == sa.callpath) it->second = std::max(it->second - cut, 0.0);
+    }
+    return m;
+  }
+
+  void add_costs(std::int64_t a, std::int64_t x, int pattern, double scale) {
+    if (!(scale > 0.0)) return;
+    for (std::int64_t j = a + 1; j < x; ++j)
+      if (sps_[j].wait > 0.0) cost_[j][pattern] += scale * sps_[j].wait;
+  }
+
+  // ---- The backward walk ------------------------------------------------------------------
+  bool done() const { return next_ < 0; }
+
+  /// Processes synchpoints backwards until one needs a record that has not come.
+  bool walk() {
+    bool moved = false;
+    while (next_ >= 0) {
+      const SyncPoint& sp = sps_[next_];
+      switch (sp.kind) {
+        case SyncKind::LateSender:
+        case SyncKind::LateReceiver:
+          send_p2p(next_);
+          break;
+        case SyncKind::LateSenderPartner:
+        case SyncKind::LateReceiverPartner: {
+          const auto it = p2p_in_.find(sp.event);
+          if (it == p2p_in_.end()) return moved;
+          p2p_delay(next_, it->second);
+          p2p_in_.erase(it);
+          break;
+        }
+        case SyncKind::Barrier:
+        case SyncKind::NxN:
+        case SyncKind::OneToN:
+        case SyncKind::NToOne:
+          if (!collective(next_)) return moved;
+          break;
+        case SyncKind::Init:
+        case SyncKind::Finalize:
+          break;
+      }
+      --next_;
+      moved = true;
+    }
+    return moved;
+  }
+
+  /// The waiting side of a Late Sender / Late Receiver ships its wait, U and costs (§8.2).
+  void send_p2p(std::int64_t x) {
+    const SyncPoint& sp = sps_[x];
+    if (!(sp.wait > 0.0)) return;
+    replay::RecordWriter w(exchange_.to(sp.peer));
+    w.put(kP2pDelay);
+    w.put(sp.target);
+    w.put(sp.event);
+    w.put(sp.wait);
+    for (int p = 0; p < kPatterns; ++p) w.put(cost_[x][p]);
+    put_map(w, prune(prev(x, sp.peer), x));
+  }
+
+  /// The causing side of a Late Sender / Late Receiver (§8.2, §8.3, §8.5).
+  void p2p_delay(std::int64_t x, const P2pInput& in) {
+    const SyncPoint& sp = sps_[x];
+    if (!(in.wait > 0.0)) return;
+    const int type = sp.kind == SyncKind::LateSenderPartner ? kLs : kLr;
+    const std::int64_t a = prev(x, sp.peer);
+    double wsum = 0.0, dsum = 0.0;
+    const TimeMap d = diff(prune(a, x, &wsum), in.u, dsum);
+    const double den = dsum + wsum;
+    const double sigma = den > 0.0 ? std::min(in.wait / den, 1.0) : 0.0;
+    if (dsum > 0.0)
+      for (const auto& [c, v] : d) sev_.add(kShortTerm[type], c, sigma * v);
+    if (den > 0.0) {
+      for (int p = 0; p < kPatterns; ++p) {
+        const double rho = in.cost[p] / den;
+        if (rho > 0.0)
+          for (const auto& [c, v] : d) sev_.add(kLongTerm[p], c, rho * v);
+        add_costs(a, x, p, p == type ? sigma + rho : rho);
+      }
+    }
+    if (wsum > 0.0) {
+      // Indirect: the share of the wait that other wait states caused goes back to the waiter.
+      replay::RecordWriter w(exchange_.to(sp.peer));
+      w.put(kIndirect);
+      w.put(in.source_event);
+      w.put(static_cast<std::uint8_t>(type));
+      w.put(sigma * wsum);
+      if (sigma > 0.0)
+        for (std::int64_t j = a + 1; j < x; ++j)
+          if (sps_[j].wait > 0.0) prop_[j] = std::max(prop_[j], sigma * sps_[j].wait);
+    }
+  }
+
+  static int pattern_of(SyncKind k) {
+    switch (k) {
+      case SyncKind::Barrier: return kBarrier;
+      case SyncKind::NxN: return kN2n;
+      case SyncKind::OneToN: return k12n;
+      default: return kN21;
+    }
+  }
+
+  /// Collective delay (§8.4). False while the records it needs have not come.
+  bool collective(std::int64_t x) {
+    const SyncPoint& sp = sps_[x];
+    const std::uint64_t key = collective_key(sp.comm, sp.target);
+    if (sp.causer != me_) {
+      const auto it = group_in_.find(key);
+      if (it == group_in_.end()) return false;
+      reply(x, it->second);
+      group_in_.erase(it);
+      return true;
+    }
+    PendingCollective& pc = pending_[key];
+    if (!pc.sent) {
+      send_group(x, pc);
+      pc.sent = true;
+    }
+    if (pc.replies.size() < pc.expected) return false;
+    apply_collective(x, pc);
+    pending_.erase(key);
+    return true;
+  }
+
+  /// Who the causer sends its G to: every member for barrier and N x N, the waiters for
+  /// 1-to-N, the root for N-to-1.
+  std::vector<Rank> group_targets(const SyncPoint& sp) const {
+    std::vector<Rank> out;
+    if (sp.kind == SyncKind::OneToN) {
+      const auto it = waiters_.find(collective_key(sp.comm, sp.target));
+      if (it != waiters_.end()) out = it->second;
+    } else if (sp.kind == SyncKind::NToOne) {
+      out.push_back(sp.peer);
+    } else if (const auto* m = members(sp)) {
+      for (Rank r : *m)
+        if (r != me_) out.push_back(r);
+    }
+    return out;
+  }
+
+  void send_group(std::int64_t x, PendingCollective& pc) {
+    const SyncPoint& sp = sps_[x];
+    // A: the latest synchpoint that covers every member not yet covered; the members an
+    // earlier partial cover reached keep theirs as their individual A_k.
+    std::vector<Rank> remaining;
+    if (const auto* m = members(sp)) {
+      for (Rank r : *m)
+        if (r != me_) remaining.push_back(r);
+    } else {
+      for (Rank r = 0; r < world_.size(); ++r)
+        if (r != me_) remaining.push_back(r);
+    }
+    std::int64_t a = -1;
+    for (std::int64_t j = x - 1; j >= 0 && !remaining.empty(); --j) {
+      std::vector<Rank> covered, rest;
+      for (Rank r : remaining) (contains(sps_[j], r) ? covered : rest).push_back(r);
+      if (rest.empty()) {
+        a = j;
+        break;
+      }
+      for (Rank r : covered) pc.anchor[r] = j;
+      remaining.swap(rest);
+    }
+    pc.a = a;
+    double gw = 0.0;
+    const TimeMap g = prune(a, x, &gw);
+    for (const auto& [c, v] : g) pc.paths.push_back(c);
+    std::map<std::int64_t, std::pair<TimeMap, double>> individual;
+    for (const auto& [r, ak] : pc.anchor)
+      if (!individual.count(ak)) {
+        double w = 0.0;
+        TimeMap gk = prune(ak, x, &w);
+        individual[ak] = {std::move(gk), w};
+      }
+    const std::vector<Rank> targets = group_targets(sp);
+    pc.expected = targets.size();
+    for (Rank r : targets) {
+      replay::RecordWriter w(exchange_.to(r));
+      w.put(kCollGroup);
+      w.put(sp.comm);
+      w.put(sp.target);
+      const auto ak = pc.anchor.find(r);
+      if (ak == pc.anchor.end()) {
+        w.put(std::uint8_t{0});
+        w.put(gw);
+        put_map(w, g);
+      } else {
+        // G_k and Gw_k, projected onto G's call paths.
+        const auto& [gk, wk] = individual[ak->second];
+        TimeMap projected;
+        for (const auto& [c, v] : g) projected.emplace_back(c, lookup(gk, c));
+        w.put(std::uint8_t{1});
+        w.put(wk);
+        put_map(w, projected);
+      }
+    }
+  }
+
+  /// A member's share of a collective delay: d_i and its scale per key (§8.4 step 2-3).
+  void reply(std::int64_t x, const GroupInput& in) {
+    const SyncPoint& sp = sps_[x];
+    const TimeMap local = prune(prev(x, sp.causer), x);
+    std::vector<double> d(in.g.size());
+    double dsum = 0.0;
+    for (std::size_t i = 0; i < in.g.size(); ++i) {
+      d[i] = std::max(in.g[i].second - lookup(local, in.g[i].first), 0.0);
+      dsum += d[i];
+    }
+    std::array<double, kKeys> keys{};
+    keys[0] = std::max(sp.wait, 0.0);
+    for (int p = 0; p < kPatterns; ++p) keys[1 + p] = cost_[x][p];
+    send_reply(sp.causer, sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
+  }
+
+  void send_reply(Rank causer, std::uint32_t comm, std::uint32_t instance, bool individual,
+                  const std::vector<double>& d, double dsum, double gw,
+                  const std::array<double, kKeys>& keys) {
+    replay::RecordWriter w(exchange_.to(causer));
+    w.put(kCollReply);
+    w.put(comm);
+    w.put(instance);
+    w.put(static_cast<std::uint8_t>(individual));
+    w.put(static_cast<std::uint32_t>(d.size()));
+    for (int k = 0; k < kKeys; ++k) {
+      const double s = dsum + gw > 0.0 ? keys[k] / (dsum + gw) : 0.0;
+      w.put(s);
+      for (double v : d) w.put(v * s);
+    }
+  }
+
+  /// On the causer: the members' sums become its delays, their scales its costs (§8.4 3-4).
+  void apply_collective(std::int64_t x, const PendingCollective& pc) {
+    const SyncPoint& sp = sps_[x];
+    const int type = pattern_of(sp.kind);
+    const std::size_t n = pc.paths.size();
+    std::vector<std::vector<double>> sums(kKeys, std::vector<double>(n, 0.0));
+    std::array<double, kKeys> base{};
+    std::map<std::int64_t, std::array<double, kKeys>> at_anchor;
+    for (const auto& [r, reply] : pc.replies) {
+      const auto& [individual, values] = reply;
+      const auto ak = pc.anchor.find(r);
+      for (int k = 0; k < kKeys; ++k) {
+        const double s = values[k * (n + 1)];
+        for (std::size_t i = 0; i < n; ++i) sums[k][i] += values[k * (n + 1) + 1 + i];
+        if (individual && ak != pc.anchor.end())
+          at_anchor[ak->second][k] += s;
+        else
+          base[k] += s;
+      }
+    }
+    auto add_rows = [&](Metric m, const std::vector<double>& row) {
+      double total = 0.0;
+      for (double v : row) total += v;
+      if (!(total > 0.0)) return;
+      for (std::size_t i = 0; i < n; ++i) sev_.add(m, pc.paths[i], row[i]);
+    };
+    add_rows(kShortTerm[type], sums[0]);
+    for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], sums[1 + p]);
+    // Scale per wait state of P(A, X): the members without an individual A_k from A on; at each
+    // A_k the scale of the ranks attached to earlier ones joins (scout's "lag").
+    auto propagate = [&](int key, int pattern) {
+      std::map<std::int64_t, double> scales;
+      scales[pc.a] = base[key];
+      double running = base[key];
+      for (const auto& [ak, s] : at_anchor) {
+        scales.emplace(ak, running);
+        running += s[key];
+      }
+      double scale = scales.begin()->second;
+      for (std::int64_t j = pc.a + 1; j < x; ++j) {
+        const auto it = scales.find(j);
+        if (it != scales.end()) scale = it->second;
+        if (scale > 0.0 && sps_[j].wait > 0.0) cost_[j][pattern] += scale * sps_[j].wait;
+      }
+    };
+    for (int p = 0; p < kPatterns; ++p) propagate(1 + p, p);
+    propagate(0, type);
+  }
+
+  // ---- Receiving -----------------------------------------------------------------------
+  bool receive() {
+    bool any = false;
+    for (int source = 0; source < world_.size(); ++source) {
+      const auto& bytes = exchange_.from(source);
+      replay::RecordReader r(bytes.data(), bytes.size());
+      while (!r.done()) {
+        any = true;
+        const auto kind = r.get<RecordKind>();
+        switch (kind) {
+          case kP2pDelay: {
+            const auto target = r.get<EventIdx>();
+            P2pInput in;
+            in.source_event = r.get<EventIdx>();
+            in.wait = r.get<double>();
+            for (int p = 0; p < kPatterns; ++p) in.cost[p] = r.get<double>();
+            in.u = get_map(r);
+            p2p_in_[target] = std::move(in);
+            break;
+          }
+          case kCollGroup: {
+            const auto comm = r.get<std::uint32_t>();
+            const auto instance = r.get<std::uint32_t>();
+            GroupInput in;
+            in.individual = r.get<std::uint8_t>() != 0;
+            in.gw = r.get<double>();
+            in.g = get_map(r);
+            const std::uint64_t key = collective_key(comm, instance);
+            if (!collective_index_.count(key)) {
+              // Not a synchronization point here: nothing to add, but the causer counts on us.
+              send_reply(source, comm, instance, in.individual,
+                         std::vector<double>(in.g.size(), 0.0), 0.0, in.gw, {});
+            } else {
+              group_in_[key] = std::move(in);
+            }
+            break;
+          }
+          case kCollReply: {
+            const auto comm = r.get<std::uint32_t>();
+            const auto instance = r.get<std::uint32_t>();
+            const bool individual = r.get<std::uint8_t>() != 0;
+            const auto n = r.get<std::uint32_t>();
+            std::vector<double> values(static_cast<std::size_t>(kKeys) * (n + 1));
+            for (double& v : values) v = r.get<double>();
+            pending_[collective_key(comm, instance)].replies[source] = {individual,
+                                                                        std::move(values)};
+            break;
+          }
+          case kIndirect: {
+            const auto event = r.get<EventIdx>();
+            const auto type = r.get<std::uint8_t>();
+            const double value = r.get<double>();
+            if (value > 0.0)
+              sev_.add(type == kLs ? Metric::MpiWaitIndirectLatesender
+                                   : Metric::MpiWaitIndirectLatereceiver,
+                       trace_.ref[trace_.call_of(event)], value);
+            break;
+          }
+          default:
+            throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
+                              ": backward replay: unknown record from rank " +
+                              std::to_string(source));
+        }
+      }
+    }
+    return any;
+  }
+
+  /// Propagating wait states (§8.5): the largest share of a Late Sender / Late Receiver wait
+  /// that caused waiting elsewhere.
+  void classify() {
+    for (std::size_t j = 0; j < sps_.size(); ++j) {
+      if (!(prop_[j] > 0.0)) continue;
+      if (sps_[j].kind == SyncKind::LateSender)
+        sev_.add(Metric::MpiWaitPropagatingLs, sps_[j].callpath, prop_[j]);
+      else if (sps_[j].kind == SyncKind::LateReceiver)
+        sev_.add(Metric::MpiWaitPropagatingLr, sps_[j].callpath, prop_[j]);
+    }
+  }
+
+  const replay::World& world_;
+  const Definitions& defs_;
+  const CallTree& tree_;
+  const LocalTrace& trace_;
+  Severity& sev_;
+  const Rank me_;
+  replay::RecordExchange exchange_;
+  std::vector<SyncPoint> sps_;  ///< event order
+  std::vector<SyncPoint> partner_points_;
+  std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
+  std::unordered_map<std::uint64_t, std::size_t> collective_index_;
+  std::vector<std::pair<std::uint32_t, double>> seg_;  ///< pooled segment maps
+  std::vector<std::size_t> seg_begin_;                 ///< synchpoint s: seg_[begin[s], begin[s+1])
+  std::vector<std::array<double, kPatterns>> cost_;    ///< long-term cost per synchpoint
+  std::vector<double> prop_;                           ///< propagating share per synchpoint
+  std::vector<double> scratch_;                        ///< dense per call path, kept zero
+  std::unordered_map<EventIdx, P2pInput> p2p_in_;
+  std::unordered_map<std::uint64_t, GroupInput> group_in_;
+  std::unordered_map<std::uint64_t, PendingCollective> pending_;
+  std::int64_t next_ = -1;  ///< the next synchpoint to process, walking backwards
+};
+
+}  // namespace
+
+RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
+                                const CallTree& tree, const LocalTrace& trace,
+                                WaitStateResult& waits, Severity& sev) {
+  RootCause pass(world, defs, tree, trace, waits, sev);
+  return pass.run();
+}
+
+}  // namespace cpreplay::analysis

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Root-cause analysis: Scalasca's delay costs and wait-state classes (scalasca-metrics.md §8),
+// computed by a backward replay in rounds (docs/replay-engine.md §5).
+#pragma once
+
+#include <cstdint>
+
+#include "analysis/metric_table.hpp"
+#include "analysis/wait_states.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::analysis {
+
+struct RootCauseResult {
+  std::uint64_t synchpoints = 0;  ///< this rank's synchronization points
+  std::uint64_t rounds = 0;       ///< backward-replay rounds (the same on every rank)
+};
+
+/// Adds the delay costs (`delay_*`, short- and long-term, on the causing rank's call paths) and
+/// the indirect and propagating wait-state metrics to `sev`. Consumes `waits.syncpoints`.
+/// Throws ReplayError when the records the replay waits for never come (a trace whose reverse
+/// dependencies form a cycle, which no real run produces).
+/// MPI: collective on world.
+RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
+                                const CallTree& tree, const LocalTrace& trace,
+                                WaitStateResult& waits, Severity& sev);
+
+}  // namespace cpreplay::analysis
