@@ -39,6 +39,10 @@ void unregister_pending(int& slot) {
   slot = -1;
 }
 
+/// The <attr> entries every report starts with, as CubeW 4.6 writes them (keys reserved).
+constexpr std::pair<const char*, const char*> kVersionAttributes[] = {
+    {"CubePL Version", "1.1"}, {"Cube Version", "4.6"}};
+
 constexpr std::size_t kTarBlock = 512;
 constexpr char kIndexMarker[] = "CUBEX.INDEX";  // 11 bytes, no terminator in the file
 constexpr char kDataMarker[] = "CUBEX.DATA";    // 10 bytes, no terminator in the file
@@ -218,6 +222,14 @@ CubeWriter::CubeWriter(std::string path, CubeReportDef def)
   build_forest(def_.metrics, "metric", children, roots);
   build_forest(def_.cnodes, "cnode", children, roots);
   build_forest(def_.system_nodes, "system tree node", children, roots);
+  for (const auto& attribute : def_.attributes) {
+    for (const auto& [key, value] : kVersionAttributes) {
+      (void)value;
+      if (attribute.first == key) {
+        invalid(path_, "attribute '" + attribute.first + "' is written by the Cube writer itself");
+      }
+    }
+  }
   for (std::size_t i = 0; i < def_.metrics.size(); ++i) {
     const std::string& dtype = def_.metrics[i].dtype;
     if (dtype != "FLOAT" && dtype != "INTEGER") {
@@ -379,6 +391,11 @@ void remove_unfinished_reports() noexcept {
 
 std::string CubeWriter::anchor_xml() const {
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.4\">\n";
+  // CubeW 4.6 (the writer of Scalasca 2.6's reports) states its versions first, before the
+  // caller's attributes; the Cube library picks its CubePL engine from "CubePL Version".
+  for (const auto& [key, value] : kVersionAttributes) {
+    xml += "<attr key=\"" + std::string(key) + "\" value=\"" + value + "\"/>\n";
+  }
   for (const auto& [key, value] : def_.attributes) {
     xml += "<attr key=\"" + xml_escape(key) + "\" value=\"" + xml_escape(value) + "\"/>\n";
   }
@@ -447,7 +464,9 @@ std::string CubeWriter::anchor_xml() const {
   xml += "</program>\n<system>\n";
 
   // System tree: location groups sit inside their system tree node, locations inside their
-  // group; ids are the vector indices (data rows are in location-id order).
+  // group; ids are the vector indices (data rows are in location-id order). CubeW spells the
+  // id attribute of these three elements "Id" (metric, region and cnode keep "id"), and
+  // readers follow it: pycubexr reads only "Id" here (docs/cube-report.md).
   build_forest(def_.system_nodes, "system tree node", children, roots);
   std::vector<std::vector<int>> groups_of_node(def_.system_nodes.size());
   for (std::size_t p = 0; p < def_.processes.size(); ++p) {
@@ -462,19 +481,19 @@ std::string CubeWriter::anchor_xml() const {
   {
     const auto write_node = [&](const auto& self, int id) -> void {
       const CubeSystemNodeDef& node = def_.system_nodes[static_cast<std::size_t>(id)];
-      xml += "<systemtreenode id=\"" + std::to_string(id) + "\">\n";
+      xml += "<systemtreenode Id=\"" + std::to_string(id) + "\">\n";
       append_element(xml, "name", node.name);
       append_element(xml, "class", node.cls);
       for (const int child : children[static_cast<std::size_t>(id)]) self(self, child);
       for (const int p : groups_of_node[static_cast<std::size_t>(id)]) {
         const CubeProcessDef& process = def_.processes[static_cast<std::size_t>(p)];
-        xml += "<locationgroup id=\"" + std::to_string(p) + "\">\n";
+        xml += "<locationgroup Id=\"" + std::to_string(p) + "\">\n";
         append_element(xml, "name", process.name);
         append_element(xml, "rank", std::to_string(process.rank));
         append_element(xml, "type", "process");
         for (const int t : threads_of_group[static_cast<std::size_t>(p)]) {
           const CubeThreadDef& thread = def_.threads[static_cast<std::size_t>(t)];
-          xml += "<location id=\"" + std::to_string(t) + "\">\n";
+          xml += "<location Id=\"" + std::to_string(t) + "\">\n";
           append_element(xml, "name", thread.name);
           append_element(xml, "rank", std::to_string(thread.rank));
           append_element(xml, "type", "thread");

@@ -60,8 +60,10 @@ struct CubeThreadDef {
 };
 
 struct CubeReportDef {
-  std::vector<std::pair<std::string, std::string>> attributes;  ///< <attr key value>
-  std::vector<std::string> mirrors;                             ///< <doc><mirrors><murl>
+  /// <attr key value>, written after the writer's own "CubePL Version" and "Cube Version"
+  /// (those two keys are refused here).
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::vector<std::string> mirrors;  ///< <doc><mirrors><murl>
   std::vector<CubeMetricDef> metrics;
   std::vector<CubeRegionDef> regions;
   std::vector<CubeCnodeDef> cnodes;
@@ -70,6 +72,8 @@ struct CubeReportDef {
   std::vector<CubeThreadDef> threads;
 };
 
+/// Writes the report in CubeW 4.6's vocabulary and layout; docs/cube-report.md lists the rules
+/// (Id/id spelling, element order, index enumerations) any change here must keep.
 /// Streams a .cubex to `path + ".tmp-<pid>"` and renames it into place on commit(); a writer
 /// destroyed without commit() removes its temporary file, so no partial report is ever left.
 /// Throws cpreplay::UsageError (unwritable path, full disk) naming the file.

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Compares a cpreplay report with a conformance expected.json (tolerance of
-// ../shared/conformance/README.md): conformance_check REPORT EXPECTED METRIC[,METRIC...]
+// ../shared/conformance/README.md), after checking its XML vocabulary against CubeW 4.6's
+// (docs/cube-report.md): conformance_check REPORT EXPECTED METRIC[,METRIC...]
 #include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
@@ -29,6 +31,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // Every violation is listed, not only the first one read_cube would stop at.
+    const std::vector<std::string> violations =
+        cpreplay::testing::cube_vocabulary_violations(argv[1]);
+    for (const std::string& v : violations) std::printf("FAIL: %s\n", v.c_str());
+    std::printf("%s: anchor.xml vocabulary of CubeW 4.6: %zu violations\n", argv[1],
+                violations.size());
+    if (!violations.empty()) return 1;
     const CubeFile cube = cpreplay::testing::read_cube(argv[1]);
     const Json expected = cpreplay::testing::read_json_file(argv[2]);
     const int locations = static_cast<int>(expected["locations"].number);

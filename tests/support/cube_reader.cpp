@@ -159,6 +159,7 @@ struct XmlNode {
   std::vector<std::pair<std::string, std::string>> attributes;
   std::vector<XmlNode> children;
   std::string text;  // concatenated character data directly inside this element
+  std::size_t line = 0;  // of the start tag, for error messages
 
   const std::string* attribute(const std::string& key) const {
     for (const auto& [k, v] : attributes) {
@@ -298,9 +299,20 @@ class XmlParser {
     return out;
   }
 
+  /// The line of `pos_`. Elements are parsed in document order, so counting on from the last
+  /// element keeps the total cost linear in the document's size.
+  std::size_t current_line() {
+    line_ += static_cast<std::size_t>(
+        std::count(s_.begin() + static_cast<std::ptrdiff_t>(line_pos_),
+                   s_.begin() + static_cast<std::ptrdiff_t>(pos_), '\n'));
+    line_pos_ = pos_;
+    return line_;
+  }
+
   XmlNode parse_element() {
-    ++pos_;  // '<'
     XmlNode node;
+    node.line = current_line();
+    ++pos_;  // '<'
     node.name = parse_name();
     for (;;) {
       skip_space();
@@ -371,6 +383,8 @@ class XmlParser {
   const std::string& s_;
   Failure fail_;
   std::size_t pos_ = 0;
+  std::size_t line_ = 1;      // line of line_pos_
+  std::size_t line_pos_ = 0;  // where current_line() stopped counting
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -397,10 +411,42 @@ long long to_integer(const std::string& text, const std::string& what, const Fai
   return value;
 }
 
-long long id_attribute(const XmlNode& node, const Failure& fail, const char* key = "id") {
-  const std::string* value = node.attribute(key);
-  if (value == nullptr) fail("<" + node.name + "> without " + key + " attribute");
-  return to_integer(*value, "<" + node.name + "> " + key, fail);
+std::string where(const XmlNode& node) {
+  return "anchor.xml line " + std::to_string(node.line) + ": <" + node.name + ">";
+}
+
+bool same_ignoring_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+/// The attribute `key`, exactly as spelled (attribute names are case-sensitive in XML, and
+/// Cube's clients look them up that way: pycubexr's int(node.get('Id')) fails on "id").
+const std::string& required_attribute(const XmlNode& node, const char* key, const Failure& fail) {
+  if (const std::string* value = node.attribute(key)) return *value;
+  std::string what = where(node) + " without " + key + " attribute";
+  for (const auto& [k, v] : node.attributes) {
+    (void)v;
+    if (same_ignoring_case(k, key)) {
+      what += " (it has '" + k + "'; CubeW writes '" + key + "' on <" + node.name +
+              ">, and Cube clients read only that spelling)";
+    }
+  }
+  fail(what);
+}
+
+long long integer_attribute(const XmlNode& node, const char* key, const Failure& fail) {
+  return to_integer(required_attribute(node, key, fail), where(node) + " " + key, fail);
+}
+
+/// CubeW spells the id attribute "Id" on the three system-tree elements and "id" on every
+/// other element that has one (metric, region, cnode); a reader must not accept either for both.
+long long id_attribute(const XmlNode& node, const Failure& fail) {
+  const bool system_tree = node.name == "systemtreenode" || node.name == "locationgroup" ||
+                           node.name == "location";
+  return integer_attribute(node, system_tree ? "Id" : "id", fail);
 }
 
 /// Places `item` at `id` in a vector of dense ids, rejecting duplicates.
@@ -487,7 +533,7 @@ void read_cnode(const XmlNode& node, long long parent, std::vector<CnodeEntry>& 
                 std::vector<bool>& seen, std::vector<std::size_t>& roots, const Failure& fail) {
   const long long id = id_attribute(node, fail);
   CnodeEntry entry;
-  entry.region = id_attribute(node, fail, "calleeId");
+  entry.region = integer_attribute(node, "calleeId", fail);
   place(cnodes, seen, id, std::move(entry), "cnode", fail);
   if (parent < 0) {
     roots.push_back(static_cast<std::size_t>(id));
@@ -508,6 +554,10 @@ void read_program(const XmlNode& program, CubeFile& cube, Anchor& anchor, const 
   std::vector<bool> cnode_seen;
   for (const XmlNode& child : program.children) {
     if (child.name == "region") {
+      // pycubexr converts begin and end with int() and reads mod: all three are required.
+      required_attribute(child, "mod", fail);
+      integer_attribute(child, "begin", fail);
+      integer_attribute(child, "end", fail);
       RegionEntry r{child_text(child, "name"), child_text(child, "role"),
                     child_text(child, "paradigm")};
       place(regions, region_seen, id_attribute(child, fail), std::move(r), "region", fail);
@@ -546,38 +596,43 @@ struct LocationEntry {
   std::string name, group, system;
 };
 
-void read_system_node(const XmlNode& node, const std::string& parent_path,
-                      std::vector<LocationEntry>& locations, std::vector<bool>& seen,
+/// The system tree's three id spaces; each must be dense and free of duplicates.
+struct SystemTree {
+  std::vector<std::string> node_names, group_names;
+  std::vector<bool> node_seen, group_seen, location_seen;
+  std::vector<LocationEntry> locations;
+};
+
+void read_system_node(const XmlNode& node, const std::string& parent_path, SystemTree& tree,
                       const Failure& fail) {
   const std::string name = child_text(node, "name");
+  place(tree.node_names, tree.node_seen, id_attribute(node, fail), name, "system tree node", fail);
   const std::string path = parent_path.empty() ? name : parent_path + "/" + name;
   for (const XmlNode& child : node.children) {
     if (child.name == "systemtreenode") {
-      read_system_node(child, path, locations, seen, fail);
+      read_system_node(child, path, tree, fail);
     } else if (child.name == "locationgroup") {
       const std::string group = child_text(child, "name");
+      place(tree.group_names, tree.group_seen, id_attribute(child, fail), group,
+            "location group", fail);
       for (const XmlNode& loc : child.children) {
         if (loc.name != "location") continue;
-        place(locations, seen, id_attribute(loc, fail),
+        place(tree.locations, tree.location_seen, id_attribute(loc, fail),
               LocationEntry{child_text(loc, "name"), group, path}, "location", fail);
       }
     }
   }
 }
 
-void read_anchor(const std::string& xml, CubeFile& cube, Anchor& anchor, const Failure& fail) {
-  const XmlNode root = XmlParser(xml, fail).parse_document();
+void read_anchor(const XmlNode& root, CubeFile& cube, Anchor& anchor, const Failure& fail) {
   if (root.name != "cube") fail("anchor.xml root element is <" + root.name + ">, expected <cube>");
   bool have_program = false;
   bool have_system = false;
-  std::vector<LocationEntry> locations;
-  std::vector<bool> location_seen;
+  SystemTree system;
   for (const XmlNode& child : root.children) {
     if (child.name == "attr") {
-      const std::string* key = child.attribute("key");
-      const std::string* value = child.attribute("value");
-      if (key == nullptr || value == nullptr) fail("<attr> without key or value");
-      cube.attributes[*key] = *value;
+      cube.attributes[required_attribute(child, "key", fail)] =
+          required_attribute(child, "value", fail);
     } else if (child.name == "metrics") {
       for (const XmlNode& m : child.children) {
         if (m.name == "metric") read_metric(m, "", cube, anchor, fail);
@@ -588,20 +643,141 @@ void read_anchor(const std::string& xml, CubeFile& cube, Anchor& anchor, const F
     } else if (child.name == "system") {
       have_system = true;
       for (const XmlNode& node : child.children) {
-        if (node.name == "systemtreenode")
-          read_system_node(node, "", locations, location_seen, fail);
+        if (node.name == "systemtreenode") read_system_node(node, "", system, fail);
       }
     }
   }
   if (!have_program) fail("anchor.xml has no <program>");
   if (!have_system) fail("anchor.xml has no <system>");
-  require_dense(location_seen, "location", fail);
-  for (LocationEntry& l : locations) {
+  require_dense(system.node_seen, "system tree node", fail);
+  require_dense(system.group_seen, "location group", fail);
+  require_dense(system.location_seen, "location", fail);
+  for (LocationEntry& l : system.locations) {
     cube.location_names.push_back(std::move(l.name));
     cube.process_names.push_back(std::move(l.group));
     cube.system_path.push_back(std::move(l.system));
   }
-  anchor.locations = locations.size();
+  anchor.locations = system.locations.size();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary: the element and attribute names of a CubeW 4.6 report.
+
+struct ElementRule {
+  const char* element;
+  std::vector<std::string> attributes;  // all it may carry, spelled as CubeW spells them
+  std::vector<std::string> required;    // those CubeW writes on every such element
+};
+
+/// What Scalasca 2.6's scout.cubex (written by CubeW 4.6) uses, element by element. The
+/// system tree's "Id" is capitalised, everything else's "id" is not.
+const std::vector<ElementRule>& cubew_vocabulary() {
+  static const std::vector<ElementRule> rules = {
+      {"cube", {"version"}, {"version"}},
+      {"attr", {"key", "value"}, {"key", "value"}},
+      {"metric", {"id", "type"}, {"id"}},
+      {"region", {"id", "mod", "begin", "end"}, {"id", "mod", "begin", "end"}},
+      {"cnode", {"id", "calleeId"}, {"id", "calleeId"}},
+      {"systemtreenode", {"Id"}, {"Id"}},
+      {"locationgroup", {"Id"}, {"Id"}},
+      {"location", {"Id"}, {"Id"}},
+      {"doc", {}, {}},
+      {"mirrors", {}, {}},
+      {"murl", {}, {}},
+      {"metrics", {}, {}},
+      {"disp_name", {}, {}},
+      {"uniq_name", {}, {}},
+      {"dtype", {}, {}},
+      {"uom", {}, {}},
+      {"url", {}, {}},
+      {"descr", {}, {}},
+      {"program", {}, {}},
+      {"name", {}, {}},
+      {"mangled_name", {}, {}},
+      {"paradigm", {}, {}},
+      {"role", {}, {}},
+      {"class", {}, {}},
+      {"system", {}, {}},
+      {"rank", {}, {}},
+      {"type", {}, {}},
+      {"topologies", {}, {}},
+  };
+  return rules;
+}
+
+/// The <attr> entries CubeW 4.6 writes ahead of the caller's (CUBE_CT_AGGR among those).
+const std::pair<const char*, const char*> kCubewVersionAttributes[] = {
+    {"CubePL Version", "1.1"}, {"Cube Version", "4.6"}};
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+std::vector<std::string> vocabulary_violations(const XmlNode& root) {
+  std::vector<std::string> out;
+  std::map<std::string, const ElementRule*> rules;
+  for (const ElementRule& rule : cubew_vocabulary()) rules[rule.element] = &rule;
+
+  if (root.name != "cube") out.push_back(where(root) + " is the root element, expected <cube>");
+  std::vector<const XmlNode*> stack{&root};
+  while (!stack.empty()) {
+    const XmlNode& node = *stack.back();
+    stack.pop_back();
+    for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) stack.push_back(&*it);
+    const auto rule = rules.find(node.name);
+    if (rule == rules.end()) {
+      out.push_back(where(node) + " is not an element of a CubeW 4.6 report");
+      continue;
+    }
+    const std::vector<std::string>& allowed = rule->second->attributes;
+    for (const auto& [key, value] : node.attributes) {
+      (void)value;
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      out.push_back(where(node) + " has attribute '" + key +
+                    "', which CubeW 4.6 does not write there (it writes: " + join(allowed) + ")");
+    }
+    for (const std::string& key : rule->second->required) {
+      if (node.attribute(key) == nullptr) {
+        out.push_back(where(node) + " lacks attribute '" + key +
+                      "', which CubeW 4.6 writes on every <" + node.name + ">");
+      }
+    }
+  }
+
+  // The version entries come first among the report's <attr>, before CUBE_CT_AGGR.
+  std::vector<const XmlNode*> attrs;
+  for (const XmlNode& child : root.children) {
+    if (child.name == "attr") attrs.push_back(&child);
+  }
+  std::size_t aggr = attrs.size();
+  for (std::size_t i = 0; i < attrs.size(); ++i) {
+    const std::string* key = attrs[i]->attribute("key");
+    if (key != nullptr && *key == "CUBE_CT_AGGR") aggr = std::min(aggr, i);
+  }
+  for (const auto& [key, value] : kCubewVersionAttributes) {
+    const std::string entry = std::string("<attr key=\"") + key + "\" value=\"" + value + "\"/>";
+    std::size_t found = attrs.size();
+    for (std::size_t i = 0; i < attrs.size() && found == attrs.size(); ++i) {
+      const std::string* k = attrs[i]->attribute("key");
+      if (k != nullptr && *k == key) found = i;
+    }
+    if (found == attrs.size()) {
+      out.push_back("anchor.xml: no " + entry + " (CubeW 4.6 writes it on every report)");
+      continue;
+    }
+    const std::string* v = attrs[found]->attribute("value");
+    if (v == nullptr || *v != value) {
+      out.push_back(where(*attrs[found]) + " " + key + " is '" + (v != nullptr ? *v : "") +
+                    "', expected " + entry);
+    }
+    if (found > aggr) {
+      out.push_back(where(*attrs[found]) + " " + key + " comes after CUBE_CT_AGGR (line " +
+                    std::to_string(attrs[aggr]->line) + "); CubeW writes it before");
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -823,8 +999,10 @@ const CubeMetricInfo* CubeFile::metric(const std::string& uniq) const {
   return nullptr;
 }
 
-CubeFile read_cube(const std::string& path) {
-  const Failure fail(path);
+namespace {
+
+/// The archive's regular members in archive order (a gzip-compressed archive is inflated).
+std::vector<TarMember> load_archive(const std::string& path, const Failure& fail) {
   std::ifstream file(path, std::ios::binary);
   if (!file) fail("cannot open: " + std::string(std::strerror(errno)));
   std::string archive((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -833,18 +1011,47 @@ CubeFile read_cube(const std::string& path) {
       static_cast<unsigned char>(archive[1]) == 0x8b) {
     archive = gunzip(archive, fail);
   }
+  return read_tar(archive, fail);
+}
 
-  const std::vector<TarMember> members = read_tar(archive, fail);
+const std::string& anchor_member(const std::vector<TarMember>& members, const Failure& fail) {
+  for (const TarMember& m : members) {
+    if (m.name == "anchor.xml") return m.data;
+  }
+  fail("no anchor.xml in the archive");
+}
+
+}  // namespace
+
+std::vector<std::string> cube_vocabulary_violations(const std::string& path) {
+  const Failure fail(path);
+  const std::vector<TarMember> members = load_archive(path, fail);
+  const XmlNode root = XmlParser(anchor_member(members, fail), fail).parse_document();
+  std::vector<std::string> violations = vocabulary_violations(root);
+  for (std::string& v : violations) v = path + ": " + v;
+  return violations;
+}
+
+CubeFile read_cube(const std::string& path) {
+  const Failure fail(path);
+  const std::vector<TarMember> members = load_archive(path, fail);
   CubeFile cube;
   std::map<std::string, const std::string*> by_name;
   for (const TarMember& m : members) {
     cube.member_names.push_back(m.name);
     if (!by_name.emplace(m.name, &m.data).second) fail("duplicate tar member " + m.name);
   }
-  const auto anchor_it = by_name.find("anchor.xml");
-  if (anchor_it == by_name.end()) fail("no anchor.xml in the archive");
+  const XmlNode root = XmlParser(anchor_member(members, fail), fail).parse_document();
   Anchor anchor;
-  read_anchor(*anchor_it->second, cube, anchor, fail);
+  read_anchor(root, cube, anchor, fail);
+  // Every report a test reads is also held to the vocabulary of Scalasca's reports: a name
+  // outside it, or another case of one, is refused rather than read leniently.
+  const std::vector<std::string> violations = vocabulary_violations(root);
+  if (!violations.empty()) {
+    fail(violations.front() +
+         (violations.size() > 1 ? " (and " + std::to_string(violations.size() - 1) + " more)"
+                                : std::string()));
+  }
 
   // Every index/data member must belong to a declared metric, and come in pairs.
   for (const auto& [name, data] : by_name) {

@@ -47,7 +47,18 @@ struct CubeFile {
 };
 
 /// Reads a .cubex (plain or gzip-compressed tar). Throws std::runtime_error naming the file
-/// and the problem on any malformed input.
+/// and the problem on any malformed input. As strict as Cube's clients: `Id` is required on
+/// <systemtreenode>, <locationgroup> and <location>, `id` on <metric>, <region> and <cnode>
+/// (exact case), and the report must pass cube_vocabulary_violations().
 CubeFile read_cube(const std::string& path);
+
+/// The vocabulary check of docs/cube-report.md: every element and attribute name in the
+/// report's anchor.xml must be one that Scalasca 2.6's scout.cubex (written by CubeW 4.6) uses
+/// on that element, spelled with the same case; the attributes CubeW always writes must be
+/// there; and the <attr> entries "CubePL Version" = 1.1 and "Cube Version" = 4.6 must come
+/// before CUBE_CT_AGGR. Returns one line per violation, each naming the file, the anchor.xml
+/// line and the element; empty when the report conforms. Throws std::runtime_error when the
+/// file is no readable archive or anchor.xml is not well-formed XML.
+std::vector<std::string> cube_vocabulary_violations(const std::string& path);
 
 }  // namespace cpreplay::testing

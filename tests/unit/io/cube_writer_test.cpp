@@ -274,6 +274,8 @@ TEST(CubeWriter, SmallReport_IndexAndDataBytesAsSpecified) {
   EXPECT_NE(anchor.find("<cube version=\"4.4\">"), std::string::npos);
   EXPECT_NE(anchor.find("<metric id=\"0\" type=\"INCLUSIVE\">"), std::string::npos);
   EXPECT_NE(anchor.find("<metric id=\"1\" type=\"EXCLUSIVE\">"), std::string::npos);
+  EXPECT_EQ(cpreplay::testing::cube_vocabulary_violations(target.string()),
+            std::vector<std::string>{});
 }
 
 // A nested call tree on 3 locations: every value must come back on its own call path.
@@ -551,6 +553,8 @@ TEST(CubeWriter, RemoveUnfinishedReports_DeletesOpenTempsOnly) {
   open.add_metric_data(0, {1.0});
   cpreplay::io::remove_unfinished_reports();
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"done.cubex"});
+  EXPECT_EQ(cpreplay::testing::cube_vocabulary_violations((dir.path() / "done.cubex").string()),
+            std::vector<std::string>{});
 }
 
 TEST(CubeWriter, Commit_CreatesExactlyTheTargetFile) {
@@ -566,6 +570,8 @@ TEST(CubeWriter, Commit_CreatesExactlyTheTargetFile) {
     writer.commit();
   }
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"r.cubex"});
+  EXPECT_EQ(cpreplay::testing::cube_vocabulary_violations((dir.path() / "r.cubex").string()),
+            std::vector<std::string>{});
 }
 
 TEST(CubeWriter, TargetIsDirectory_CommitThrowsAndRemovesTemp) {
@@ -653,6 +659,289 @@ TEST(CubeReader, MalformedInput_ThrowsRuntimeError) {
   EXPECT_THROW(cpreplay::testing::read_cube(path.string()), std::runtime_error);
   EXPECT_THROW(cpreplay::testing::read_cube((dir.path() / "missing.cubex").string()),
                std::runtime_error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interoperability: the report speaks CubeW's vocabulary (docs/cube-report.md), and the test
+// reader is as strict about it as Cube's clients.
+
+using cpreplay::testing::cube_vocabulary_violations;
+
+/// A two-rank report with one of everything: attributes as tools/report.cpp sets them, a
+/// mirror, a nested metric, two regions and cnodes, one machine with one node.
+CubeReportDef interop_def() {
+  CubeReportDef def;
+  def.attributes = {{"Creator", "cpreplay test"}, {"CUBE_CT_AGGR", "SUM"}};
+  def.mirrors = {"https://example.org/doc/"};
+  def.regions = {region("prog"), region("MPI_Recv")};
+  def.regions[1].mod = "recv.c";
+  def.regions[1].begin_line = 10;
+  def.regions[1].end_line = 20;
+  def.cnodes = {{0, -1}, {1, 0}};
+  def.metrics = {{"time", "Time", "FLOAT", "sec", "", "", -1, true},
+                 {"mpi", "MPI", "FLOAT", "sec", "", "", 0, false},
+                 {"visits", "Visits", "INTEGER", "occ", "", "", -1, false}};
+  add_flat_system(def, 2);
+  return def;
+}
+
+void write_interop_report(const fs::path& target) {
+  CubeWriter writer(target.string(), interop_def());
+  writer.add_metric_data(0, {3.0, 4.0, 1.0, 2.5});
+  writer.add_metric_data(1, {0.0, 0.0, 1.0, 2.5});
+  writer.add_metric_data(2, {1, 1, 2, 3});
+  writer.commit();
+}
+
+/// The report at `source` with `from` replaced by `to` everywhere in anchor.xml (the data
+/// members are kept as they are), written to `target`. Fails the test if `from` is absent.
+void rewrite_anchor(const fs::path& source, const fs::path& target, const std::string& from,
+                    const std::string& to) {
+  RawTar tar = split_tar(slurp(source));
+  std::string& anchor = tar.members.back().second;
+  ASSERT_EQ(tar.members.back().first, "anchor.xml");
+  std::size_t count = 0;
+  for (std::size_t at = anchor.find(from); at != std::string::npos;
+       at = anchor.find(from, at + to.size())) {
+    anchor.replace(at, from.size(), to);
+    ++count;
+  }
+  ASSERT_GT(count, 0u) << from;
+  std::ofstream(target, std::ios::binary | std::ios::trunc) << tar_of(tar.members);
+}
+
+/// 1-based line of the `nth` (0-based) occurrence of `needle` in anchor.xml of `report`.
+std::size_t anchor_line(const fs::path& report, const std::string& needle, int nth = 0) {
+  const std::string anchor = split_tar(slurp(report)).members.back().second;
+  std::size_t at = anchor.find(needle);
+  for (int i = 0; i < nth && at != std::string::npos; ++i) at = anchor.find(needle, at + 1);
+  if (at == std::string::npos) return 0;
+  return 1 + static_cast<std::size_t>(std::count(anchor.begin(), anchor.begin() + at, '\n'));
+}
+
+/// What read_cube throws for `path`, "" when it reads the report.
+std::string read_error(const fs::path& path) {
+  try {
+    cpreplay::testing::read_cube(path.string());
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CubeInterop, Anchor_SystemTreeIdCapitalisedAsCubeW_OthersLowercase) {
+  TempDir dir;
+  const fs::path target = dir.path() / "r.cubex";
+  write_interop_report(target);
+  const std::string anchor = split_tar(slurp(target)).members.back().second;
+  // CubeW's versions first, then the caller's attributes in their order.
+  EXPECT_EQ(anchor.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                         "<cube version=\"4.4\">\n"
+                         "<attr key=\"CubePL Version\" value=\"1.1\"/>\n"
+                         "<attr key=\"Cube Version\" value=\"4.6\"/>\n"
+                         "<attr key=\"Creator\" value=\"cpreplay test\"/>\n"
+                         "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n"
+                         "<doc>\n",
+                         0),
+            0u)
+      << anchor.substr(0, 300);
+  EXPECT_NE(anchor.find("<metric id=\"0\" type=\"INCLUSIVE\">"), std::string::npos);
+  EXPECT_NE(anchor.find("<metric id=\"1\" type=\"EXCLUSIVE\">"), std::string::npos);
+  EXPECT_NE(anchor.find("<region id=\"1\" mod=\"recv.c\" begin=\"10\" end=\"20\">"),
+            std::string::npos);
+  EXPECT_NE(anchor.find("<cnode id=\"1\" calleeId=\"1\">"), std::string::npos);
+  EXPECT_NE(anchor.find("<systemtreenode Id=\"0\">\n<name>machine Linux</name>\n"
+                        "<class>machine</class>\n<systemtreenode Id=\"1\">"),
+            std::string::npos);
+  EXPECT_NE(anchor.find("<locationgroup Id=\"1\">\n<name>MPI Rank 1</name>\n<rank>1</rank>\n"
+                        "<type>process</type>\n<location Id=\"1\">\n<name>Master thread</name>\n"
+                        "<rank>0</rank>\n<type>thread</type>\n</location>"),
+            std::string::npos);
+  for (const char* wrong : {"<systemtreenode id=", "<locationgroup id=", "<location id=",
+                            "<metric Id=", "<region Id=", "<cnode Id="}) {
+    EXPECT_EQ(anchor.find(wrong), std::string::npos) << wrong;
+  }
+  EXPECT_EQ(cube_vocabulary_violations(target.string()), std::vector<std::string>{});
+  const auto cube = cpreplay::testing::read_cube(target.string());
+  EXPECT_EQ(cube.attributes.at("Cube Version"), "4.6");
+  EXPECT_EQ(cube.attributes.at("CubePL Version"), "1.1");
+  EXPECT_EQ(cube.value("time", "prog/MPI_Recv", 1), 2.5);
+  EXPECT_EQ(cube.value("mpi", "prog/MPI_Recv", 0), 1.0);
+  EXPECT_EQ(cube.value("visits", "prog", 1), 1.0);
+  EXPECT_EQ(cube.process_names, (std::vector<std::string>{"MPI Rank 0", "MPI Rank 1"}));
+}
+
+TEST(CubeInterop, VersionAttributeGivenByCaller_RefusedBeforeCreatingFiles) {
+  TempDir dir;
+  for (const char* key : {"Cube Version", "CubePL Version"}) {
+    CubeReportDef def = interop_def();
+    def.attributes.emplace_back(key, "9.9");
+    try {
+      CubeWriter writer((dir.path() / "r.cubex").string(), def);
+      FAIL() << "expected cpreplay::Error for " << key;
+    } catch (const cpreplay::Error& e) {
+      EXPECT_EQ(std::string(e.what()), "invalid Cube report definition for " +
+                                           (dir.path() / "r.cubex").string() + ": attribute '" +
+                                           key + "' is written by the Cube writer itself");
+    }
+  }
+  EXPECT_TRUE(dir.entries().empty());
+}
+
+// The vocabulary check must be able to fail: each rewrite below is one spelling a CubeW 4.6
+// report never uses, and each must be named with its line.
+TEST(CubeInterop, LowercaseIdOnLocation_VocabularyCheckRejectsEachLocation) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+  rewrite_anchor(good, bad, "<location Id=", "<location id=");
+  const std::size_t first = anchor_line(bad, "<location id=", 0);
+  const std::size_t second = anchor_line(bad, "<location id=", 1);
+  ASSERT_GT(first, 0u);
+  ASSERT_GT(second, first);
+  const std::string prefix = bad.string() + ": anchor.xml line ";
+  EXPECT_EQ(cube_vocabulary_violations(bad.string()),
+            (std::vector<std::string>{
+                prefix + std::to_string(first) +
+                    ": <location> has attribute 'id', which CubeW 4.6 does not write there "
+                    "(it writes: Id)",
+                prefix + std::to_string(first) +
+                    ": <location> lacks attribute 'Id', which CubeW 4.6 writes on every "
+                    "<location>",
+                prefix + std::to_string(second) +
+                    ": <location> has attribute 'id', which CubeW 4.6 does not write there "
+                    "(it writes: Id)",
+                prefix + std::to_string(second) +
+                    ": <location> lacks attribute 'Id', which CubeW 4.6 writes on every "
+                    "<location>"}));
+}
+
+TEST(CubeInterop, OtherForeignNames_VocabularyCheckNamesThem) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+  const std::string prefix = bad.string() + ": anchor.xml line ";
+  struct Case {
+    std::string from, to, expected;  // expected: the violation after "line N: "
+  };
+  const std::vector<Case> cases = {
+      {"<metric id=\"1\"", "<metric Id=\"1\"",
+       "<metric> has attribute 'Id', which CubeW 4.6 does not write there (it writes: id, "
+       "type)"},
+      {"<systemtreenode Id=\"0\"", "<systemtreenode Id=\"0\" class=\"machine\"",
+       "<systemtreenode> has attribute 'class', which CubeW 4.6 does not write there (it "
+       "writes: Id)"},
+      {"<uniq_name>mpi</uniq_name>", "<Uniq_name>mpi</Uniq_name>",
+       "<Uniq_name> is not an element of a CubeW 4.6 report"},
+      {"<doc>", "<doc lang=\"en\">",
+       "<doc> has attribute 'lang', which CubeW 4.6 does not write there (it writes: none)"},
+      {"<cnode id=\"1\" calleeId=\"1\">", "<cnode id=\"1\" calleeid=\"1\">",
+       "<cnode> has attribute 'calleeid', which CubeW 4.6 does not write there (it writes: id, "
+       "calleeId)"},
+  };
+  for (const Case& c : cases) {
+    rewrite_anchor(good, bad, c.from, c.to);
+    const std::vector<std::string> violations = cube_vocabulary_violations(bad.string());
+    ASSERT_GE(violations.size(), 1u) << c.to;
+    EXPECT_EQ(violations[0], prefix + std::to_string(anchor_line(bad, c.to)) + ": " + c.expected);
+  }
+}
+
+TEST(CubeInterop, VersionAttributesMissingWrongOrLate_VocabularyCheckRejects) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+
+  rewrite_anchor(good, bad, "<attr key=\"Cube Version\" value=\"4.6\"/>\n", "");
+  EXPECT_EQ(cube_vocabulary_violations(bad.string()),
+            std::vector<std::string>{bad.string() +
+                                     ": anchor.xml: no <attr key=\"Cube Version\" value=\"4.6\"/> "
+                                     "(CubeW 4.6 writes it on every report)"});
+
+  rewrite_anchor(good, bad, "value=\"1.1\"", "value=\"1.0\"");
+  EXPECT_EQ(cube_vocabulary_violations(bad.string()),
+            std::vector<std::string>{
+                bad.string() + ": anchor.xml line 3: <attr> CubePL Version is '1.0', expected "
+                               "<attr key=\"CubePL Version\" value=\"1.1\"/>"});
+
+  // CUBE_CT_AGGR moved in front of both version entries.
+  rewrite_anchor(good, bad,
+                 "<attr key=\"CubePL Version\" value=\"1.1\"/>\n"
+                 "<attr key=\"Cube Version\" value=\"4.6\"/>\n"
+                 "<attr key=\"Creator\" value=\"cpreplay test\"/>\n"
+                 "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n",
+                 "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n"
+                 "<attr key=\"CubePL Version\" value=\"1.1\"/>\n"
+                 "<attr key=\"Cube Version\" value=\"4.6\"/>\n"
+                 "<attr key=\"Creator\" value=\"cpreplay test\"/>\n");
+  EXPECT_EQ(cube_vocabulary_violations(bad.string()),
+            (std::vector<std::string>{
+                bad.string() + ": anchor.xml line 4: <attr> CubePL Version comes after "
+                               "CUBE_CT_AGGR (line 3); CubeW writes it before",
+                bad.string() + ": anchor.xml line 5: <attr> Cube Version comes after "
+                               "CUBE_CT_AGGR (line 3); CubeW writes it before"}));
+}
+
+// The strict reader: the id of each element in exactly CubeW's spelling, or a one-line error
+// naming the element, its line and the spelling found.
+TEST(CubeInterop, IdInWrongCase_StrictReaderRefusesNamingElement) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+  ASSERT_EQ(read_error(good), "");
+  struct Case {
+    std::string element, from, to;
+  };
+  const std::vector<Case> cases = {
+      {"systemtreenode", "<systemtreenode Id=", "<systemtreenode id="},
+      {"locationgroup", "<locationgroup Id=", "<locationgroup id="},
+      {"location", "<location Id=", "<location id="},
+      {"metric", "<metric id=", "<metric Id="},
+      {"region", "<region id=", "<region Id="},
+      {"cnode", "<cnode id=", "<cnode ID="},
+  };
+  for (const Case& c : cases) {
+    rewrite_anchor(good, bad, c.from, c.to);
+    const bool system_tree = c.element == "systemtreenode" || c.element == "locationgroup" ||
+                             c.element == "location";
+    const std::string want = system_tree ? "Id" : "id";
+    const std::string found = c.to.substr(c.to.find(' ') + 1, 2);
+    EXPECT_EQ(read_error(bad), bad.string() + ": anchor.xml line " +
+                                   std::to_string(anchor_line(bad, c.to)) + ": <" + c.element +
+                                   "> without " + want + " attribute (it has '" + found +
+                                   "'; CubeW writes '" + want + "' on <" + c.element +
+                                   ">, and Cube clients read only that spelling)");
+  }
+}
+
+TEST(CubeInterop, MissingOrDuplicateIds_StrictReaderRefuses) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+
+  rewrite_anchor(good, bad, "<locationgroup Id=\"1\">", "<locationgroup>");
+  EXPECT_EQ(read_error(bad), bad.string() + ": anchor.xml line " +
+                                 std::to_string(anchor_line(bad, "<locationgroup>")) +
+                                 ": <locationgroup> without Id attribute");
+  rewrite_anchor(good, bad, "<locationgroup Id=\"1\">", "<locationgroup Id=\"0\">");
+  EXPECT_EQ(read_error(bad), bad.string() + ": duplicate location group id 0");
+  rewrite_anchor(good, bad, "<systemtreenode Id=\"1\">", "<systemtreenode Id=\"2\">");
+  EXPECT_EQ(read_error(bad),
+            bad.string() + ": system tree node ids are not dense: id 1 is missing");
+  rewrite_anchor(good, bad, "<location Id=\"1\">", "<location Id=\"one\">");
+  EXPECT_EQ(read_error(bad), bad.string() + ": anchor.xml line " +
+                                 std::to_string(anchor_line(bad, "<location Id=\"one\">")) +
+                                 ": <location> Id is not an integer: 'one'");
+  // pycubexr converts a region's begin and end with int(): both must be there.
+  rewrite_anchor(good, bad, " begin=\"10\"", "");
+  EXPECT_EQ(read_error(bad), bad.string() + ": anchor.xml line " +
+                                 std::to_string(anchor_line(bad, "<region id=\"1\"")) +
+                                 ": <region> without begin attribute");
 }
 
 }  // namespace
