@@ -91,13 +91,10 @@ struct GroupInput {  ///< what the causer of a collective sent a member
   TimeMap g;
 };
 
-struct PendingCollective {  ///< a causer waiting for its members' replies
+struct PendingCollective {  ///< a causer waiting for its members' replies (or replies early)
   std::size_t expected = 0;
   std::map<Rank, std::pair<bool, std::vector<double>>> replies;  ///< by member rank
   std::vector<std::uint32_t> paths;  ///< G's call paths, the order of every reply's vectors
-  std::map<Rank, std::int64_t> anchor;  ///< member -> its individual A_k (synchpoint index)
-  std::int64_t a = -1;
-  bool sent = false;
 };
 
 std::uint64_t collective_key(std::uint32_t comm, std::uint32_t instance) {
@@ -107,12 +104,9 @@ std::uint64_t collective_key(std::uint32_t comm, std::uint32_t instance) {
 class RootCause {
  public:
   RootCause(const replay::World& world, const Definitions& defs, const CallTree& tree,
-            const LocalTrace& trace, WaitStateResult& waits, Severity& sev)
+            const LocalTrace& trace, WaitStateResult& waits, Severity& sev, std::size_t window)
       : world_(world), defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(world.rank()),
-        exchange_(world) {
-    sps_.assign(waits.syncpoints.begin(), waits.syncpoints.end());
-    std::deque<SyncPoint>().swap(waits.syncpoints);
-  }
+        exchange_(world), own_(waits.syncpoints), window_(window == 0 ? 1 : window) {}
 
   RootCauseResult run() {
     add_partner_points();
@@ -123,23 +117,21 @@ class RootCause {
           sps_[i].kind != SyncKind::Finalize)
         collective_index_[collective_key(sps_[i].comm, sps_[i].target)] = i;
     }
-    segments();
-    cost_.assign(sps_.size(), {});
     prop_.assign(sps_.size(), 0.0);
-    scratch_.assign(tree_.size(), 0.0);
-    next_ = static_cast<std::int64_t>(sps_.size()) - 1;
+    scratch_.assign(tree_.size(), 0);
+    seen_.assign(tree_.size(), 0);
+    plan();
 
     RootCauseResult result;
     result.synchpoints = sps_.size();
     for (;;) {
-      const bool moved = walk();
+      const bool moved = step();
       exchange_.exchange();
       const bool received = receive();
       ++result.rounds;
       int flags[2] = {done() && exchange_.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
       int global[2] = {0, 0};
-      int mins[1] = {flags[0]};
-      MPI_Allreduce(mins, &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
+      MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
       MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world_.comm());
       if (global[0] == 1) break;
       if (global[1] == 0)
@@ -167,7 +159,7 @@ class RootCause {
 
   // ---- Prephase: partner-side points and 1-to-N waiter sets (one exchange) ---------------
   void add_partner_points() {
-    for (const SyncPoint& sp : sps_) {
+    for (const SyncPoint& sp : own_) {
       if (sp.kind == SyncKind::LateSender || sp.kind == SyncKind::LateReceiver) {
         replay::RecordWriter w(exchange_.to(sp.peer));
         w.put(sp.kind == SyncKind::LateSender ? kLsPartner : kLrPartner);
@@ -182,8 +174,42 @@ class RootCause {
     }
     exchange_.exchange();
     std::vector<EventIdx> taken;
-    for (const SyncPoint& sp : sps_) taken.push_back(sp.event);
+    for (const SyncPoint& sp : own_) taken.push_back(sp.event);
     std::sort(taken.begin(), taken.end());
+    // Two reads of what came: the first only counts, so the table is allocated once.
+    std::size_t partners = 0;
+    read_prephase([&](RecordKind, Rank, EventIdx) { ++partners; }, false);
+    // Moved block by block: the deque frees what has been taken, so both never coexist whole.
+    sps_.reserve(own_.size() + partners);
+    while (!own_.empty()) {
+      sps_.push_back(own_.front());
+      own_.pop_front();
+    }
+    std::deque<SyncPoint>().swap(own_);
+    read_prephase(
+        [&](RecordKind kind, Rank source, EventIdx event) {
+          // The first registration of an event wins (scout's synchpoint map never overwrites).
+          if (std::binary_search(taken.begin(), taken.end(), event)) return;
+          const EventIdx call = trace_.call_of(event);
+          const Ticks enter = trace_.time[call];
+          const Ticks leave = leave_time(call);
+          SyncPoint sp;
+          sp.kind = kind == kLsPartner ? SyncKind::LateSenderPartner
+                                       : SyncKind::LateReceiverPartner;
+          sp.cut_length = span(enter, leave) - (leave > their_leave_ ? span(their_leave_, leave) : 0.0);
+          sp.event = event;
+          sp.callpath = trace_.ref[call];
+          sp.peer = source;
+          sps_.push_back(sp);
+        },
+        true);
+    for (auto& [key, ranks] : waiters_) std::sort(ranks.begin(), ranks.end());
+  }
+
+  /// Reads the prephase records: partner points go to `on_partner` (with their sender's leave in
+  /// their_leave_), waiter sets are filled when `waiters` is set.
+  template <class F>
+  void read_prephase(F&& on_partner, bool waiters) {
     for (int source = 0; source < world_.size(); ++source) {
       const auto& bytes = exchange_.from(source);
       replay::RecordReader r(bytes.data(), bytes.size());
@@ -192,29 +218,14 @@ class RootCause {
         if (kind == kWaiter) {
           const auto comm = r.get<std::uint32_t>();
           const auto instance = r.get<std::uint32_t>();
-          waiters_[collective_key(comm, instance)].push_back(source);
+          if (waiters) waiters_[collective_key(comm, instance)].push_back(source);
           continue;
         }
         const auto event = r.get<EventIdx>();
-        const auto their_leave = r.get<Ticks>();
-        // The first registration of an event wins (scout's synchpoint map never overwrites).
-        if (std::binary_search(taken.begin(), taken.end(), event)) continue;
-        const EventIdx call = trace_.call_of(event);
-        const Ticks enter = trace_.time[call];
-        const Ticks leave = leave_time(call);
-        SyncPoint sp;
-        sp.kind = kind == kLsPartner ? SyncKind::LateSenderPartner : SyncKind::LateReceiverPartner;
-        sp.total = span(enter, leave);
-        sp.completion = leave > their_leave ? span(their_leave, leave) : 0.0;
-        sp.event = event;
-        sp.callpath = trace_.ref[call];
-        sp.peer = source;
-        partner_points_.push_back(sp);
+        their_leave_ = r.get<Ticks>();
+        on_partner(kind, source, event);
       }
     }
-    sps_.insert(sps_.end(), partner_points_.begin(), partner_points_.end());
-    std::vector<SyncPoint>().swap(partner_points_);
-    for (auto& [key, ranks] : waiters_) std::sort(ranks.begin(), ranks.end());
   }
 
   // ---- Partner sets (who a synchpoint synchronizes with) -----------------------------------
@@ -254,59 +265,58 @@ class RootCause {
     return -1;
   }
 
-  // ---- Time segments (§7.2): exclusive time per call path between consecutive cuts -------
-  void segments() {
-    seg_begin_.assign(sps_.size() + 1, 0);
-    std::vector<double> acc(tree_.size(), 0.0);
-    std::vector<std::uint32_t> touched;
-    std::int64_t prev_el = -1;  // last Enter/Leave credited
-    std::int64_t i = 0;
-    const auto n = static_cast<std::int64_t>(trace_.size());
-    for (std::size_t s = 0; s < sps_.size(); ++s) {
-      // Credit every Enter/Leave strictly before the synchpoint's event.
-      for (; i < static_cast<std::int64_t>(sps_[s].event) && i < n; ++i) {
-        const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
-        if (k != EventKind::Enter && k != EventKind::Leave) continue;
-        if (prev_el >= 0) {
-          std::uint32_t target = trace_.ref[static_cast<EventIdx>(i)];
-          if (k == EventKind::Enter) {
-            const CallpathId parent = tree_.node(CallpathId{target}).parent;
-            target = parent.valid() ? parent.value : UINT32_MAX;
-          }
-          if (target != UINT32_MAX) {
-            if (acc[target] == 0.0) touched.push_back(target);
-            acc[target] += defs_.clock.span(trace_.time[static_cast<EventIdx>(prev_el)],
-                                            trace_.time[static_cast<EventIdx>(i)]);
-          }
-        }
-        prev_el = i;
-      }
-      std::sort(touched.begin(), touched.end());
-      for (std::uint32_t c : touched) {
-        seg_.emplace_back(c, acc[c]);
-        acc[c] = 0.0;
-      }
-      touched.clear();
-      seg_begin_[s + 1] = seg_.size();
+  // ---- Time segments (§7.2) ----------------------------------------------------------------
+  // runtime(a, x) is read off the events between the two cuts, not stored per synchpoint: an
+  // interval is about one iteration of events, so all queries together cost about one more
+  // pass over the trace, and nothing per synchpoint is kept (a pooled segment table cost 3.5 MB
+  // per rank on the reference trace).
+
+  /// The cut of synchpoint x: the last Enter/Leave strictly before its event, or -1.
+  std::int64_t cut(std::int64_t x) const {
+    if (x < 0) return -1;
+    for (std::int64_t i = static_cast<std::int64_t>(sps_[x].event) - 1; i >= 0; --i) {
+      const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
+      if (k == EventKind::Enter || k == EventKind::Leave) return i;
     }
+    return -1;
   }
 
-  /// runtime(a, x): the segments after synchpoint a up to and including x.
+  /// runtime(a, x): exclusive time per call path from cut(a) to cut(x), in seconds. Tick sums
+  /// are exact; each call path's total is converted once.
   TimeMap runtime(std::int64_t a, std::int64_t x) {
+    const std::int64_t from = cut(a);
+    const std::int64_t to = cut(x);
     std::vector<std::uint32_t> touched;
-    for (std::size_t k = seg_begin_[static_cast<std::size_t>(a + 1)];
-         k < seg_begin_[static_cast<std::size_t>(x + 1)]; ++k) {
-      const auto [c, v] = seg_[k];
-      if (scratch_[c] == 0.0) touched.push_back(c);
-      scratch_[c] += v;
+    std::int64_t prev_el = from;
+    for (std::int64_t i = from + 1; i <= to; ++i) {
+      const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
+      if (k != EventKind::Enter && k != EventKind::Leave) continue;
+      if (prev_el >= 0) {
+        std::uint32_t target = trace_.ref[static_cast<EventIdx>(i)];
+        if (k == EventKind::Enter) {
+          const CallpathId parent = tree_.node(CallpathId{target}).parent;
+          target = parent.valid() ? parent.value : UINT32_MAX;
+        }
+        if (target != UINT32_MAX) {
+          if (!seen_[target]) {
+            seen_[target] = 1;
+            touched.push_back(target);
+          }
+          const Ticks t0 = trace_.time[static_cast<EventIdx>(prev_el)];
+          const Ticks t1 = trace_.time[static_cast<EventIdx>(i)];
+          scratch_[target] += t1 > t0 ? t1 - t0 : 0;
+        }
+      }
+      prev_el = i;
     }
     std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     TimeMap out;
     out.reserve(touched.size());
     for (std::uint32_t c : touched) {
-      out.emplace_back(c, scratch_[c]);
-      scratch_[c] = 0.0;
+      out.emplace_back(c, static_cast<double>(scratch_[c]) /
+                              static_cast<double>(defs_.clock.ticks_per_second));
+      scratch_[c] = 0;
+      seen_[c] = 0;
     }
     return out;
   }
@@ -332,7 +342,7 @@ class RootCause {
     TimeMap m = diff(runtime(a, x), w, ignored);
     if (a >= 0) {
       const SyncPoint& sa = sps_[a];
-      const double cut = sa.total - sa.completion;
+      const double cut = sa.cut_length;
       auto it = std::lower_bound(m.begin(), m.end(), sa.callpath,
                                  [](const auto& e, std::uint32_t k) { return e.first < k; });
       if (it != m.end() && it->first == sa.callpath) it->second = std::max(it->second - cut, 0.0);
@@ -340,51 +350,170 @@ class RootCause {
     return m;
   }
 
-  void add_costs(std::int64_t a, std::int64_t x, int pattern, double scale) {
-    if (!(scale > 0.0)) return;
-    for (std::int64_t j = a + 1; j < x; ++j)
-      if (sps_[j].wait > 0.0) cost_[j][pattern] += scale * sps_[j].wait;
+  // ---- The backward replay as dataflow ----------------------------------------------------
+  // A point runs as soon as what it needs is there: a partner point its waiter's record, a
+  // member its causer's G and its own final costs, a waiter its final costs, a causer its
+  // members' replies. A wait state's costs are final once every later point whose interval
+  // P(A, X) holds it has run (pending_). Points are taken on in reverse event order, at most
+  // `window_` unresolved at a time, so records in flight stay bounded. Every sum is formed in
+  // reverse event order of the points that contribute (cost parts sorted, severities flushed
+  // in order), as scout's strictly backward replay forms them: results do not depend on rounds,
+  // window or arrival order.
+
+  enum State : std::uint8_t { kInactive, kActive, kResolved };
+
+  struct CostPart {
+    std::int64_t from;  ///< the contributing point
+    std::uint8_t seq;   ///< order among one point's contributions to one pattern
+    std::uint8_t pattern;
+    double value;
+  };
+
+  struct SevPart {
+    Metric metric;
+    std::uint32_t callpath;
+    double value;
+  };
+
+  bool is_consumer(std::size_t j) const {
+    const SyncPoint& sp = sps_[j];
+    if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner)
+      return true;
+    return is_group(sp.kind) && sp.causer == me_;
   }
 
-  // ---- The backward walk ------------------------------------------------------------------
-  bool done() const { return next_ < 0; }
+  static bool is_group(SyncKind k) {
+    return k == SyncKind::Barrier || k == SyncKind::NxN || k == SyncKind::OneToN ||
+           k == SyncKind::NToOne;
+  }
 
-  /// Processes synchpoints backwards until one needs a record that has not come.
-  bool walk() {
-    bool moved = false;
-    while (next_ >= 0) {
-      const SyncPoint& sp = sps_[next_];
-      switch (sp.kind) {
-        case SyncKind::LateSender:
-        case SyncKind::LateReceiver:
-          send_p2p(next_);
-          break;
-        case SyncKind::LateSenderPartner:
-        case SyncKind::LateReceiverPartner: {
-          const auto it = p2p_in_.find(sp.event);
-          if (it == p2p_in_.end()) return moved;
-          p2p_delay(next_, it->second);
-          p2p_in_.erase(it);
-          break;
-        }
-        case SyncKind::Barrier:
-        case SyncKind::NxN:
-        case SyncKind::OneToN:
-        case SyncKind::NToOne:
-          if (!collective(next_)) return moved;
-          break;
-        case SyncKind::Init:
-        case SyncKind::Finalize:
-          break;
+  /// Intervals of every consuming point, and how many of them hold each wait state.
+  void plan() {
+    const std::size_t n = sps_.size();
+    anchor_a_.assign(n, -1);
+    pending_.assign(n, 0);
+    state_.assign(n, kInactive);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!is_consumer(j)) continue;
+      const auto x = static_cast<std::int64_t>(j);
+      if (is_group(sps_[j].kind)) {
+        plans_[j] = group_anchor(x);
+        anchor_a_[j] = plans_[j].a;
+      } else {
+        anchor_a_[j] = prev(x, sps_[j].peer);
       }
-      --next_;
-      moved = true;
+      for (std::int64_t e = anchor_a_[j] + 1; e < x; ++e)
+        if (sps_[e].wait > 0.0) ++pending_[e];
+    }
+    low_ = static_cast<std::int64_t>(n);
+    flush_ = static_cast<std::int64_t>(n);
+  }
+
+  bool done() const { return flush_ <= 0 && low_ <= 0; }
+
+  /// Activates points downwards while fewer than `window_` are unresolved, and runs every
+  /// point that can run. True if anything happened.
+  bool step() {
+    bool moved = false;
+    for (bool again = true; again;) {
+      again = false;
+      while (low_ > 0 && active_ < window_) {
+        --low_;
+        state_[low_] = kActive;
+        ++active_;
+        if (is_group(sps_[low_].kind) && sps_[low_].causer == me_) send_group(low_);
+      }
+      for (std::int64_t j = flush_ - 1; j >= low_; --j) {
+        if (state_[j] != kActive || !try_run(j)) continue;
+        state_[j] = kResolved;
+        --active_;
+        moved = again = true;
+      }
+      // Severities in reverse event order: a point's are added once every later one's are.
+      while (flush_ > 0 && state_[flush_ - 1] == kResolved) {
+        --flush_;
+        const auto buf = sev_buf_.find(flush_);
+        if (buf == sev_buf_.end()) continue;
+        for (const SevPart& part : buf->second) sev_.add(part.metric, part.callpath, part.value);
+        sev_buf_.erase(buf);
+      }
     }
     return moved;
   }
 
+  /// Runs point j if it can; false if it still waits for something.
+  bool try_run(std::int64_t j) {
+    const SyncPoint& sp = sps_[j];
+    switch (sp.kind) {
+      case SyncKind::LateSender:
+      case SyncKind::LateReceiver:
+        if (pending_[j] > 0) return false;
+        send_p2p(j, final_costs(j));
+        return true;
+      case SyncKind::LateSenderPartner:
+      case SyncKind::LateReceiverPartner: {
+        const auto it = p2p_in_.find(sp.event);
+        if (it == p2p_in_.end()) return false;
+        p2p_delay(j, it->second);
+        p2p_in_.erase(it);
+        release(j);
+        return true;
+      }
+      case SyncKind::Barrier:
+      case SyncKind::NxN:
+      case SyncKind::OneToN:
+      case SyncKind::NToOne: {
+        const std::uint64_t key = collective_key(sp.comm, sp.target);
+        if (sp.causer != me_) {
+          const auto it = group_in_.find(key);
+          if (it == group_in_.end() || pending_[j] > 0) return false;
+          reply(j, it->second, final_costs(j));
+          group_in_.erase(it);
+          return true;
+        }
+        const auto pc = pending_groups_.find(key);
+        if (pc == pending_groups_.end() || pc->second.replies.size() < pc->second.expected)
+          return false;
+        apply_collective(j, pc->second);
+        pending_groups_.erase(pc);
+        release(j);
+        return true;
+      }
+      case SyncKind::Init:
+      case SyncKind::Finalize:
+        cost_parts_.erase(j);  // nothing leaves from here: its costs end with it
+        return true;
+    }
+    return true;
+  }
+
+  /// A consuming point ran: the wait states of its interval have one contribution less to wait for.
+  void release(std::int64_t j) {
+    for (std::int64_t e = anchor_a_[j] + 1; e < j; ++e)
+      if (sps_[e].wait > 0.0) --pending_[e];
+  }
+
+  void add_cost(std::int64_t e, std::int64_t from, int pattern, std::uint8_t seq, double v) {
+    cost_parts_[e].push_back(CostPart{from, seq, static_cast<std::uint8_t>(pattern), v});
+  }
+
+  /// A wait state's costs: its contributions summed in reverse order of the points they came
+  /// from (final once nothing above it is pending).
+  std::array<double, kPatterns> final_costs(std::int64_t e) {
+    std::array<double, kPatterns> cost{};
+    const auto it = cost_parts_.find(e);
+    if (it == cost_parts_.end()) return cost;
+    auto& parts = it->second;
+    std::stable_sort(parts.begin(), parts.end(), [](const CostPart& a, const CostPart& b) {
+      return a.from != b.from ? a.from > b.from : a.seq < b.seq;
+    });
+    for (const CostPart& p : parts) cost[p.pattern] += p.value;
+    cost_parts_.erase(it);
+    return cost;
+  }
+
   /// The waiting side of a Late Sender / Late Receiver ships its wait, U and costs (§8.2).
-  void send_p2p(std::int64_t x) {
+  void send_p2p(std::int64_t x, const std::array<double, kPatterns>& cost) {
     const SyncPoint& sp = sps_[x];
     if (!(sp.wait > 0.0)) return;
     replay::RecordWriter w(exchange_.to(sp.peer));
@@ -392,7 +521,7 @@ class RootCause {
     w.put(sp.target);
     w.put(sp.event);
     w.put(sp.wait);
-    for (int p = 0; p < kPatterns; ++p) w.put(cost_[x][p]);
+    for (int p = 0; p < kPatterns; ++p) w.put(cost[p]);
     put_map(w, prune(prev(x, sp.peer), x));
   }
 
@@ -401,19 +530,23 @@ class RootCause {
     const SyncPoint& sp = sps_[x];
     if (!(in.wait > 0.0)) return;
     const int type = sp.kind == SyncKind::LateSenderPartner ? kLs : kLr;
-    const std::int64_t a = prev(x, sp.peer);
+    const std::int64_t a = anchor_a_[x];
     double wsum = 0.0, dsum = 0.0;
     const TimeMap d = diff(prune(a, x, &wsum), in.u, dsum);
     const double den = dsum + wsum;
     const double sigma = den > 0.0 ? std::min(in.wait / den, 1.0) : 0.0;
+    auto& out = sev_buf_[x];
     if (dsum > 0.0)
-      for (const auto& [c, v] : d) sev_.add(kShortTerm[type], c, sigma * v);
+      for (const auto& [c, v] : d) out.push_back(SevPart{kShortTerm[type], c, sigma * v});
     if (den > 0.0) {
       for (int p = 0; p < kPatterns; ++p) {
         const double rho = in.cost[p] / den;
         if (rho > 0.0)
-          for (const auto& [c, v] : d) sev_.add(kLongTerm[p], c, rho * v);
-        add_costs(a, x, p, p == type ? sigma + rho : rho);
+          for (const auto& [c, v] : d) out.push_back(SevPart{kLongTerm[p], c, rho * v});
+        const double scale = p == type ? sigma + rho : rho;
+        if (scale > 0.0)
+          for (std::int64_t e = a + 1; e < x; ++e)
+            if (sps_[e].wait > 0.0) add_cost(e, x, p, 0, scale * sps_[e].wait);
       }
     }
     if (wsum > 0.0) {
@@ -424,8 +557,8 @@ class RootCause {
       w.put(static_cast<std::uint8_t>(type));
       w.put(sigma * wsum);
       if (sigma > 0.0)
-        for (std::int64_t j = a + 1; j < x; ++j)
-          if (sps_[j].wait > 0.0) prop_[j] = std::max(prop_[j], sigma * sps_[j].wait);
+        for (std::int64_t e = a + 1; e < x; ++e)
+          if (sps_[e].wait > 0.0) prop_[e] = std::max(prop_[e], sigma * sps_[e].wait);
     }
   }
 
@@ -436,28 +569,6 @@ class RootCause {
       case SyncKind::OneToN: return k12n;
       default: return kN21;
     }
-  }
-
-  /// Collective delay (§8.4). False while the records it needs have not come.
-  bool collective(std::int64_t x) {
-    const SyncPoint& sp = sps_[x];
-    const std::uint64_t key = collective_key(sp.comm, sp.target);
-    if (sp.causer != me_) {
-      const auto it = group_in_.find(key);
-      if (it == group_in_.end()) return false;
-      reply(x, it->second);
-      group_in_.erase(it);
-      return true;
-    }
-    PendingCollective& pc = pending_[key];
-    if (!pc.sent) {
-      send_group(x, pc);
-      pc.sent = true;
-    }
-    if (pc.replies.size() < pc.expected) return false;
-    apply_collective(x, pc);
-    pending_.erase(key);
-    return true;
   }
 
   /// Who the causer sends its G to: every member for barrier and N x N, the waiters for
@@ -476,10 +587,16 @@ class RootCause {
     return out;
   }
 
-  void send_group(std::int64_t x, PendingCollective& pc) {
+  struct GroupPlan {
+    std::int64_t a = -1;
+    std::map<Rank, std::int64_t> anchor;  ///< member -> its individual A_k
+  };
+
+  /// A: the latest synchpoint that covers every member not yet covered; the members an
+  /// earlier partial cover reached keep theirs as their individual A_k (§8.4 step 1).
+  GroupPlan group_anchor(std::int64_t x) const {
     const SyncPoint& sp = sps_[x];
-    // A: the latest synchpoint that covers every member not yet covered; the members an
-    // earlier partial cover reached keep theirs as their individual A_k.
+    GroupPlan plan;
     std::vector<Rank> remaining;
     if (const auto* m = members(sp)) {
       for (Rank r : *m)
@@ -488,23 +605,28 @@ class RootCause {
       for (Rank r = 0; r < world_.size(); ++r)
         if (r != me_) remaining.push_back(r);
     }
-    std::int64_t a = -1;
     for (std::int64_t j = x - 1; j >= 0 && !remaining.empty(); --j) {
       std::vector<Rank> covered, rest;
       for (Rank r : remaining) (contains(sps_[j], r) ? covered : rest).push_back(r);
       if (rest.empty()) {
-        a = j;
-        break;
+        plan.a = j;
+        return plan;
       }
-      for (Rank r : covered) pc.anchor[r] = j;
+      for (Rank r : covered) plan.anchor[r] = j;
       remaining.swap(rest);
     }
-    pc.a = a;
+    return plan;
+  }
+
+  void send_group(std::int64_t x) {
+    const SyncPoint& sp = sps_[x];
+    const GroupPlan& plan = plans_[static_cast<std::size_t>(x)];
+    PendingCollective& pc = pending_groups_[collective_key(sp.comm, sp.target)];
     double gw = 0.0;
-    const TimeMap g = prune(a, x, &gw);
+    const TimeMap g = prune(plan.a, x, &gw);
     for (const auto& [c, v] : g) pc.paths.push_back(c);
     std::map<std::int64_t, std::pair<TimeMap, double>> individual;
-    for (const auto& [r, ak] : pc.anchor)
+    for (const auto& [r, ak] : plan.anchor)
       if (!individual.count(ak)) {
         double w = 0.0;
         TimeMap gk = prune(ak, x, &w);
@@ -517,8 +639,8 @@ class RootCause {
       w.put(kCollGroup);
       w.put(sp.comm);
       w.put(sp.target);
-      const auto ak = pc.anchor.find(r);
-      if (ak == pc.anchor.end()) {
+      const auto ak = plan.anchor.find(r);
+      if (ak == plan.anchor.end()) {
         w.put(std::uint8_t{0});
         w.put(gw);
         put_map(w, g);
@@ -535,7 +657,7 @@ class RootCause {
   }
 
   /// A member's share of a collective delay: d_i and its scale per key (§8.4 step 2-3).
-  void reply(std::int64_t x, const GroupInput& in) {
+  void reply(std::int64_t x, const GroupInput& in, const std::array<double, kPatterns>& cost) {
     const SyncPoint& sp = sps_[x];
     const TimeMap local = prune(prev(x, sp.causer), x);
     std::vector<double> d(in.g.size());
@@ -546,7 +668,7 @@ class RootCause {
     }
     std::array<double, kKeys> keys{};
     keys[0] = std::max(sp.wait, 0.0);
-    for (int p = 0; p < kPatterns; ++p) keys[1 + p] = cost_[x][p];
+    for (int p = 0; p < kPatterns; ++p) keys[1 + p] = cost[p];
     send_reply(sp.causer, sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
   }
 
@@ -569,6 +691,7 @@ class RootCause {
   /// On the causer: the members' sums become its delays, their scales its costs (§8.4 3-4).
   void apply_collective(std::int64_t x, const PendingCollective& pc) {
     const SyncPoint& sp = sps_[x];
+    const GroupPlan& plan = plans_[static_cast<std::size_t>(x)];
     const int type = pattern_of(sp.kind);
     const std::size_t n = pc.paths.size();
     std::vector<std::vector<double>> sums(kKeys, std::vector<double>(n, 0.0));
@@ -576,43 +699,44 @@ class RootCause {
     std::map<std::int64_t, std::array<double, kKeys>> at_anchor;
     for (const auto& [r, reply] : pc.replies) {
       const auto& [individual, values] = reply;
-      const auto ak = pc.anchor.find(r);
+      const auto ak = plan.anchor.find(r);
       for (int k = 0; k < kKeys; ++k) {
         const double s = values[k * (n + 1)];
         for (std::size_t i = 0; i < n; ++i) sums[k][i] += values[k * (n + 1) + 1 + i];
-        if (individual && ak != pc.anchor.end())
+        if (individual && ak != plan.anchor.end())
           at_anchor[ak->second][k] += s;
         else
           base[k] += s;
       }
     }
+    auto& out = sev_buf_[x];
     auto add_rows = [&](Metric m, const std::vector<double>& row) {
       double total = 0.0;
       for (double v : row) total += v;
       if (!(total > 0.0)) return;
-      for (std::size_t i = 0; i < n; ++i) sev_.add(m, pc.paths[i], row[i]);
+      for (std::size_t i = 0; i < n; ++i) out.push_back(SevPart{m, pc.paths[i], row[i]});
     };
     add_rows(kShortTerm[type], sums[0]);
     for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], sums[1 + p]);
     // Scale per wait state of P(A, X): the members without an individual A_k from A on; at each
     // A_k the scale of the ranks attached to earlier ones joins (scout's "lag").
-    auto propagate = [&](int key, int pattern) {
+    auto propagate = [&](int key, int pattern, std::uint8_t seq) {
       std::map<std::int64_t, double> scales;
-      scales[pc.a] = base[key];
+      scales[plan.a] = base[key];
       double running = base[key];
       for (const auto& [ak, s] : at_anchor) {
         scales.emplace(ak, running);
         running += s[key];
       }
       double scale = scales.begin()->second;
-      for (std::int64_t j = pc.a + 1; j < x; ++j) {
+      for (std::int64_t j = plan.a + 1; j < x; ++j) {
         const auto it = scales.find(j);
         if (it != scales.end()) scale = it->second;
-        if (scale > 0.0 && sps_[j].wait > 0.0) cost_[j][pattern] += scale * sps_[j].wait;
+        if (scale > 0.0 && sps_[j].wait > 0.0) add_cost(j, x, pattern, seq, scale * sps_[j].wait);
       }
     };
-    for (int p = 0; p < kPatterns; ++p) propagate(1 + p, p);
-    propagate(0, type);
+    for (int p = 0; p < kPatterns; ++p) propagate(1 + p, p, 0);
+    propagate(0, type, 1);
   }
 
   // ---- Receiving -----------------------------------------------------------------------
@@ -659,18 +783,15 @@ class RootCause {
             const auto n = r.get<std::uint32_t>();
             std::vector<double> values(static_cast<std::size_t>(kKeys) * (n + 1));
             for (double& v : values) v = r.get<double>();
-            pending_[collective_key(comm, instance)].replies[source] = {individual,
-                                                                        std::move(values)};
+            pending_groups_[collective_key(comm, instance)].replies[source] = {
+                individual, std::move(values)};
             break;
           }
           case kIndirect: {
             const auto event = r.get<EventIdx>();
             const auto type = r.get<std::uint8_t>();
             const double value = r.get<double>();
-            if (value > 0.0)
-              sev_.add(type == kLs ? Metric::MpiWaitIndirectLatesender
-                                   : Metric::MpiWaitIndirectLatereceiver,
-                       trace_.ref[trace_.call_of(event)], value);
+            if (value > 0.0) indirect_[event] = {type, value};
             break;
           }
           default:
@@ -686,6 +807,14 @@ class RootCause {
   /// Propagating wait states (§8.5): the largest share of a Late Sender / Late Receiver wait
   /// that caused waiting elsewhere.
   void classify() {
+    // Indirect waiting arrives in any order; added in event order, as scout's forward pass adds it.
+    std::vector<std::pair<EventIdx, std::pair<std::uint8_t, double>>> indirect(indirect_.begin(),
+                                                                              indirect_.end());
+    std::sort(indirect.begin(), indirect.end());
+    for (const auto& [event, tv] : indirect)
+      sev_.add(tv.first == kLs ? Metric::MpiWaitIndirectLatesender
+                               : Metric::MpiWaitIndirectLatereceiver,
+               trace_.ref[trace_.call_of(event)], tv.second);
     for (std::size_t j = 0; j < sps_.size(); ++j) {
       if (!(prop_[j] > 0.0)) continue;
       if (sps_[j].kind == SyncKind::LateSender)
@@ -702,27 +831,36 @@ class RootCause {
   Severity& sev_;
   const Rank me_;
   replay::RecordExchange exchange_;
+  std::deque<SyncPoint>& own_;  ///< the forward replay's points, until they move to sps_
   std::vector<SyncPoint> sps_;  ///< event order
-  std::vector<SyncPoint> partner_points_;
+  Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
   std::unordered_map<std::uint64_t, std::size_t> collective_index_;
-  std::vector<std::pair<std::uint32_t, double>> seg_;  ///< pooled segment maps
-  std::vector<std::size_t> seg_begin_;                 ///< synchpoint s: seg_[begin[s], begin[s+1])
-  std::vector<std::array<double, kPatterns>> cost_;    ///< long-term cost per synchpoint
   std::vector<double> prop_;                           ///< propagating share per synchpoint
-  std::vector<double> scratch_;                        ///< dense per call path, kept zero
+  std::vector<Ticks> scratch_;  ///< dense per call path, kept zero
+  std::vector<char> seen_;      ///< dense per call path, kept zero
   std::unordered_map<EventIdx, P2pInput> p2p_in_;
   std::unordered_map<std::uint64_t, GroupInput> group_in_;
-  std::unordered_map<std::uint64_t, PendingCollective> pending_;
-  std::int64_t next_ = -1;  ///< the next synchpoint to process, walking backwards
+  std::unordered_map<std::uint64_t, PendingCollective> pending_groups_;  ///< by instance
+  std::unordered_map<EventIdx, std::pair<std::uint8_t, double>> indirect_;  ///< by waiting event
+  std::unordered_map<std::size_t, GroupPlan> plans_;  ///< causer points: A and the A_k
+  std::vector<std::int32_t> anchor_a_;  ///< consuming points: A of their interval P(A, X)
+  std::vector<std::int32_t> pending_;   ///< wait states: consuming points still to run above
+  std::vector<std::uint8_t> state_;
+  std::unordered_map<std::int64_t, std::vector<CostPart>> cost_parts_;  ///< pending wait states
+  std::unordered_map<std::int64_t, std::vector<SevPart>> sev_buf_;  ///< resolved, not yet added
+  std::size_t window_ = 4096;
+  std::size_t active_ = 0;  ///< activated, not yet resolved
+  std::int64_t low_ = 0;    ///< points >= low_ are activated
+  std::int64_t flush_ = 0;  ///< points >= flush_ have had their severities added
 };
 
 }  // namespace
 
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
                                 const CallTree& tree, const LocalTrace& trace,
-                                WaitStateResult& waits, Severity& sev) {
-  RootCause pass(world, defs, tree, trace, waits, sev);
+                                WaitStateResult& waits, Severity& sev, std::size_t window) {
+  RootCause pass(world, defs, tree, trace, waits, sev, window);
   return pass.run();
 }
 

@@ -25,6 +25,6 @@ struct RootCauseResult {
 /// MPI: collective on world.
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
                                 const CallTree& tree, const LocalTrace& trace,
-                                WaitStateResult& waits, Severity& sev);
+                                WaitStateResult& waits, Severity& sev, std::size_t window);
 
 }  // namespace cpreplay::analysis

@@ -148,8 +148,7 @@ class WaitStatePass::Impl {
       SyncPoint sp;
       sp.kind = SyncKind::LateSender;
       sp.wait = idle;
-      sp.total = span(er, lr);
-      sp.completion = pos(span(s.call_leave, lr));
+      sp.cut_length = span(er, lr) - pos(span(s.call_leave, lr));
       sp.event = r;
       sp.callpath = cp;
       sp.target = s.event;
@@ -264,9 +263,10 @@ class WaitStatePass::Impl {
     SyncPoint sp;
     sp.kind = SyncKind::LateReceiver;
     sp.wait = idle;
-    sp.total = span(ec, lc);
+    const double total = span(ec, lc);
     // As scout: <= 0, the receive's call ending after the send's is no completion of the send.
-    sp.completion = lc > message.recv.request_leave ? 0.0 : span(message.recv.request_leave, lc);
+    sp.cut_length =
+        total - (lc > message.recv.request_leave ? 0.0 : span(message.recv.request_leave, lc));
     sp.event = completion;
     sp.callpath = cp;
     sp.target = message.recv.request_event;
@@ -416,10 +416,10 @@ class WaitStatePass::Impl {
     SyncPoint sp;
     sp.kind = kind;
     sp.wait = wait;
-    sp.completion = completion;
-    sp.total = kind == SyncKind::Init || kind == SyncKind::Finalize
-                   ? span(trace_.time[call], trace_.time[inst.end])
-                   : span(trace_.time[call], trace_.time[trace_.leave_of(call)]);
+    const double total = kind == SyncKind::Init || kind == SyncKind::Finalize
+                             ? span(trace_.time[call], trace_.time[inst.end])
+                             : span(trace_.time[call], trace_.time[trace_.leave_of(call)]);
+    sp.cut_length = total - completion;
     sp.event = inst.end;
     sp.callpath = cp;
     sp.target = inst.index;

@@ -46,11 +46,13 @@ enum class SyncKind : std::uint8_t {
 };
 
 /// A synchronization point with what the delay analysis needs (scalasca-metrics.md §7.1,
-/// §8.1). Collectives: every instance where this rank synchronizes, wait or not.
+/// §8.1), 48 B. Collectives: every instance where this rank synchronizes, wait or not.
 struct SyncPoint {
-  double wait = 0.0;        ///< seconds waited here (>= 0)
-  double total = 0.0;       ///< duration of the MPI call
-  double completion = 0.0;  ///< §4/§5 completion time (<= 0 for a Late Receiver)
+  double wait = 0.0;  ///< seconds waited here (>= 0)
+  /// total - completion: the duration of the MPI call less its §4/§5 completion time (a Late
+  /// Receiver's completion is <= 0, as in scout). prune() takes this off the call path of a
+  /// synchpoint that begins an interval: only the completion part of it remains.
+  double cut_length = 0.0;
   EventIdx event = kNoEvent;
   std::uint32_t callpath = 0;
   /// P2P: the partner's event (the send, or the receive request). Collectives: the instance.

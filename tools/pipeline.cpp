@@ -181,7 +181,8 @@ class Pipeline {
   void root_causes() {
     progress_.begin("root causes");
     analysis::RootCauseResult rc;
-    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace_, waits_, sev_); });
+    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace_, waits_, sev_,
+                                                        settings_.window); });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
   }
