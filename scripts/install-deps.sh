@@ -2,7 +2,8 @@
 # Installs everything cpreplay needs to build and test, from Debian's packages (run as root).
 set -euo pipefail
 packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-program-options-dev
-          libgtest-dev zlib1g-dev cmake g++ make)
+          libgtest-dev zlib1g-dev cmake g++ make
+          lmod man-db)  # the installed-tree test loads the module file and looks up the man page
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,13 +13,12 @@
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "tools/pipeline.hpp"
+#include "tools/version.hpp"
 
 namespace po = boost::program_options;
 using cpreplay::tools::Settings;
 
 namespace {
-
-constexpr const char* kVersion = "cpreplay 0.1.0";
 
 /// Parses the command line; returns -1 to continue, otherwise the exit code.
 int parse(int argc, char** argv, Settings& s, bool talk) {
@@ -65,7 +64,7 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
     return 0;
   }
   if (vm.count("version")) {
-    if (talk) std::cout << kVersion << "\n";
+    if (talk) std::cout << cpreplay::tools::version_text();
     return 0;
   }
   if (s.anchor.empty()) {

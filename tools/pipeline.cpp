@@ -29,7 +29,7 @@
 namespace cpreplay::tools {
 namespace {
 
-constexpr const char* kCreator = "cpreplay 0.1.0";
+constexpr const char* kCreator = "cpreplay " CPREPLAY_VERSION;  // project(VERSION), CMakeLists.txt
 constexpr int kMaxJumpRounds = 64;
 
 std::string default_output(const std::string& anchor) {
