@@ -134,11 +134,12 @@ class RootCause {
       MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
       MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world_.comm());
       if (global[0] == 1) break;
-      if (global[1] == 0)
-        throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
-                          ": the backward replay cannot go on: the records it waits for never "
-                          "come (the trace's messages and collectives do not fit together)");
+      // Nothing moved anywhere and nothing is in flight: the records these points wait for
+      // never come (a trace whose parts do not fit together). They are skipped, counted and
+      // named in one line; everything else is kept.
+      if (global[1] == 0) result.skipped += skip_stuck();
     }
+    MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
     classify();
     return result;
   }
@@ -439,6 +440,33 @@ class RootCause {
       }
     }
     return moved;
+  }
+
+  /// Resolves every active point that waits for a record that will not come: a partner point
+  /// without its waiter's record adds nothing, a member without its causer's G replies with
+  /// nothing, a causer takes the replies it has. Returns how many were skipped.
+  std::uint64_t skip_stuck() {
+    std::uint64_t skipped = 0;
+    for (std::int64_t j = flush_ - 1; j >= low_; --j) {
+      if (state_[j] != kActive) continue;
+      const SyncPoint& sp = sps_[j];
+      const std::uint64_t key = collective_key(sp.comm, sp.target);
+      if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner) {
+        if (p2p_in_.count(sp.event)) continue;
+        p2p_in_[sp.event] = P2pInput{};  // wait 0: nothing to add
+        ++skipped;
+      } else if (is_group(sp.kind) && sp.causer != me_) {
+        if (group_in_.count(key)) continue;
+        group_in_[key] = GroupInput{};  // empty G: a reply of nothing
+        ++skipped;
+      } else if (is_group(sp.kind)) {
+        auto& pc = pending_groups_[key];
+        if (pc.replies.size() >= pc.expected) continue;
+        pc.expected = pc.replies.size();
+        ++skipped;
+      }
+    }
+    return skipped;
   }
 
   /// Runs point j if it can; false if it still waits for something.

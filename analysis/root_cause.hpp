@@ -16,12 +16,15 @@ namespace cpreplay::analysis {
 struct RootCauseResult {
   std::uint64_t synchpoints = 0;  ///< this rank's synchronization points
   std::uint64_t rounds = 0;       ///< backward-replay rounds (the same on every rank)
+  /// Points skipped because what they wait for never came (summed over ranks); 0 for every
+  /// trace whose messages and collectives fit together.
+  std::uint64_t skipped = 0;
 };
 
 /// Adds the delay costs (`delay_*`, short- and long-term, on the causing rank's call paths) and
 /// the indirect and propagating wait-state metrics to `sev`. Consumes `waits.syncpoints`.
-/// Throws ReplayError when the records the replay waits for never come (a trace whose reverse
-/// dependencies form a cycle, which no real run produces).
+/// Points whose records never come (a trace whose reverse dependencies form a cycle, which no
+/// real run produces) are skipped and counted, not waited on.
 /// MPI: collective on world.
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
                                 const CallTree& tree, const LocalTrace& trace,

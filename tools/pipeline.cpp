@@ -185,6 +185,12 @@ class Pipeline {
                                                         settings_.window); });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
+    if (rc.skipped > 0 && world_.rank() == 0)
+      std::fprintf(stderr,
+                   "cpreplay: warning: root causes: %llu synchronization points skipped (their "
+                   "partners' records never came); their delay costs are missing, everything "
+                   "else is complete\n",
+                   static_cast<unsigned long long>(rc.skipped));
   }
 
   /// Global reductions: the critical-path profile and the indicators built on it, and the
