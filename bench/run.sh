@@ -65,6 +65,7 @@ full=$(run full -o "$out/r.cubex" "$trace")
 floor=$(run floor --read-only "$trace")
 events=$(sed -n "s/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9][0-9]*\) events.*/\1/p" "$out/full.stderr" | head -n 1)
 phase() { sed -n "s/^cpreplay: $1 *\.\.\. \([0-9.]*\) s.*/\1/p" "$out/full.stderr" | head -n 1; }
+root=$(phase 'root causes')
 mem_line=$(grep "peak memory per rank" "$out/full.stderr" || true)
 peak_mb=$(echo "$mem_line" | sed -n 's/.*rank \([0-9.]*\) MB.*/\1/p')
 bpe=$(echo "$mem_line" | sed -n 's/.*, \([0-9.]*\) bytes\/event.*/\1/p')
@@ -75,12 +76,12 @@ time_mb=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 * 1024 / 1e
 printf 'trace            %s\n' "$trace"
 printf 'ranks            %s (mpirun --oversubscribe %s on %s cores)\n' "$np" "${binding[*]:-}" "$(nproc)"
 printf 'events           %s\n' "$events"
-printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  reduce %s  report %s\n' \
+printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  root causes %s  reduce %s  report %s\n' \
   "$(phase definitions)" "$(phase events)" "$(phase preprocess)" "$(phase forward)" \
-  "$(phase backward)" "$(phase reduce)" "$(phase report)"
+  "$(phase backward)" "$(phase 'root causes')" "$(phase reduce)" "$(phase report)"
 printf 'wall (s)         %s full analysis, %s decode only (--read-only), best of %s\n' \
   "$full" "$floor" "$repeat"
-phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase forward) + $(phase backward) + $(phase reduce) + $(phase report)}")
+phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase forward) + $(phase backward) + ${root:-0} + $(phase reduce) + $(phase report)}")
 printf 'events/s         %s wall (incl. mpirun start-up), %s in the analysis phases (%s s)\n' \
   "$(awk "BEGIN{printf \"%.3g\", $events / $full}")" \
   "$(awk "BEGIN{printf \"%.3g\", $events / $phases_sum}")" "$phases_sum"
