@@ -242,12 +242,10 @@ class RootCause {
       case SyncKind::Finalize:
         return true;
       case SyncKind::Barrier:
-      case SyncKind::NxN: {
+      case SyncKind::NxN:
         // N x N with partial overlap synchronizes only its syncpoint ranks; the members are
         // used here (docs/root-cause.md, limits).
-        const auto* m = members(sp);
-        return m == nullptr || std::find(m->begin(), m->end(), k) != m->end();
-      }
+        return is_member(sp.comm, k);
       case SyncKind::OneToN:
         if (sp.causer == me_) {
           const auto it = waiters_.find(collective_key(sp.comm, sp.target));
@@ -257,6 +255,22 @@ class RootCause {
       default:
         return k == sp.peer;
     }
+  }
+
+  /// Whether world rank k belongs to communicator `comm` (sorted member lists, built once; a
+  /// communicator of every rank answers at once).
+  bool is_member(std::uint32_t comm, Rank k) const {
+    if (comm >= defs_.comms.size()) return true;
+    if (sorted_members_.size() != defs_.comms.size()) sorted_members_.resize(defs_.comms.size());
+    auto& sorted = sorted_members_[comm];
+    if (sorted.empty()) {
+      sorted = defs_.comms[comm].members;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      if (sorted.empty()) sorted.push_back(-1);  // no members: never a partner
+    }
+    if (sorted.size() == static_cast<std::size_t>(world_.size())) return k >= 0 && k < world_.size();
+    return std::binary_search(sorted.begin(), sorted.end(), k);
   }
 
   /// Latest synchpoint strictly before `x` that synchronizes with rank k, or -1.
@@ -861,6 +875,7 @@ class RootCause {
   replay::RecordExchange exchange_;
   std::deque<SyncPoint>& own_;  ///< the forward replay's points, until they move to sps_
   std::vector<SyncPoint> sps_;  ///< event order
+  mutable std::vector<std::vector<Rank>> sorted_members_;  ///< per communicator, on first use
   Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
   std::unordered_map<std::uint64_t, std::size_t> collective_index_;
