@@ -119,6 +119,7 @@ class RootCause {
     }
     prop_.assign(sps_.size(), 0.0);
     scratch_.assign(tree_.size(), 0);
+    wait_scratch_.assign(tree_.size(), 0.0);
     seen_.assign(tree_.size(), 0);
     plan();
 
@@ -337,15 +338,29 @@ class RootCause {
   }
 
   /// Waiting time per call path of the synchpoints strictly between a and x (wait > 0).
-  TimeMap wait_map(std::int64_t a, std::int64_t x, double& sum) const {
-    std::map<std::uint32_t, double> m;
+  TimeMap wait_map(std::int64_t a, std::int64_t x, double& sum) {
+    std::vector<std::uint32_t>& touched = touched_;
+    touched.clear();
     sum = 0.0;
-    for (std::int64_t j = a + 1; j < x; ++j)
-      if (sps_[j].wait > 0.0) {
-        m[sps_[j].callpath] += sps_[j].wait;
-        sum += sps_[j].wait;
+    for (std::int64_t j = a + 1; j < x; ++j) {
+      if (!(sps_[j].wait > 0.0)) continue;
+      const std::uint32_t c = sps_[j].callpath;
+      if (!seen_[c]) {
+        seen_[c] = 1;
+        touched.push_back(c);
       }
-    return TimeMap(m.begin(), m.end());
+      wait_scratch_[c] += sps_[j].wait;
+      sum += sps_[j].wait;
+    }
+    std::sort(touched.begin(), touched.end());
+    TimeMap out;
+    out.reserve(touched.size());
+    for (std::uint32_t c : touched) {
+      out.emplace_back(c, wait_scratch_[c]);
+      wait_scratch_[c] = 0.0;
+      seen_[c] = 0;
+    }
+    return out;
   }
 
   /// prune(a, x) (§8.1): runtime minus waiting, and only the completion part of a's own call.
@@ -427,22 +442,25 @@ class RootCause {
   bool done() const { return flush_ <= 0 && low_ <= 0; }
 
   /// Activates points downwards while fewer than `window_` are unresolved, and runs every
-  /// point that can run. True if anything happened.
+  /// point that can run. A point only ever enables points below it (it releases the wait
+  /// states of its interval), so one descending pass over the active points runs everything
+  /// that can run this round; only points activated after it need another pass. True if
+  /// anything happened.
   bool step() {
     bool moved = false;
-    for (bool again = true; again;) {
-      again = false;
+    std::int64_t top = flush_;  // scan [low_, top): first everything unresolved, then new points
+    for (;;) {
       while (low_ > 0 && active_ < window_) {
         --low_;
         state_[low_] = kActive;
         ++active_;
         if (is_group(sps_[low_].kind) && sps_[low_].causer == me_) send_group(low_);
       }
-      for (std::int64_t j = flush_ - 1; j >= low_; --j) {
+      for (std::int64_t j = top - 1; j >= low_; --j) {
         if (state_[j] != kActive || !try_run(j)) continue;
         state_[j] = kResolved;
         --active_;
-        moved = again = true;
+        moved = true;
       }
       // Severities in reverse event order: a point's are added once every later one's are.
       while (flush_ > 0 && state_[flush_ - 1] == kResolved) {
@@ -452,6 +470,9 @@ class RootCause {
         for (const SevPart& part : buf->second) sev_.add(part.metric, part.callpath, part.value);
         sev_buf_.erase(buf);
       }
+      // Room in the window again: the next pass covers only the points activated for it.
+      if (low_ == 0 || active_ >= window_) break;
+      top = low_;
     }
     return moved;
   }
@@ -881,7 +902,9 @@ class RootCause {
   std::unordered_map<std::uint64_t, std::size_t> collective_index_;
   std::vector<double> prop_;                           ///< propagating share per synchpoint
   std::vector<Ticks> scratch_;  ///< dense per call path, kept zero
+  std::vector<double> wait_scratch_;  ///< dense per call path, kept zero
   std::vector<char> seen_;      ///< dense per call path, kept zero
+  std::vector<std::uint32_t> touched_;
   std::unordered_map<EventIdx, P2pInput> p2p_in_;
   std::unordered_map<std::uint64_t, GroupInput> group_in_;
   std::unordered_map<std::uint64_t, PendingCollective> pending_groups_;  ///< by instance
