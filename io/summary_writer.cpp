@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -200,7 +201,9 @@ std::string summary_text(const Summary& s) {
         }
         out += wrap("      caused by ", causes);
       }
-      if (w.indirect > 0.0 || w.propagating > 0.0)
+      // Only when it matters: a wait state of at least 1 % of the allocation time, and a class
+      // of at least 10 % of it, as for a cause.
+      if (w.share >= 0.01 && std::max(w.indirect, w.propagating) >= 0.1 * w.seconds)
         out += wrap("      ", seconds(w.indirect) + " of it indirect (caused by other waiting), " +
                                  seconds(w.propagating) + " propagating (causes waiting elsewhere)");
     }

@@ -2,6 +2,8 @@
 // End-to-end: delay costs on hand-computed scenarios, and the summary's and JSON's root causes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -204,6 +206,85 @@ TEST(RootCauseSummary, TwoBarriers_NamesAssembleOnRanks2And5) {
   EXPECT_EQ(causes[0]["rank_count"].number, 2);
   EXPECT_EQ(causes[0]["named_ranks"].number, 2);
   EXPECT_EQ(causes[0]["rank_names"].string, "ranks 2 and 5");
+}
+
+std::string shared_dir() {
+  return (std::filesystem::path(__FILE__).parent_path() / "../../../shared").lexically_normal();
+}
+
+// The new JSON keys carry the numbers of the Cube report (read by the independent reader): per
+// wait state the delay totals and the indirect/propagating totals, per cause the call path's
+// delay summed over ranks, each named rank's own value and the count of ranks with any.
+void expect_causes_match_cube(const std::string& scenario_name, int ranks) {
+  const std::string trace = shared_dir() + "/conformance/" + scenario_name + "/traces.otf2";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "../shared is absent";
+  TempDir dir;
+  const RunResult run =
+      run_cpreplay(ranks, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", trace});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(strict_json_error(dir / "s.json"), "");
+  const CubeFile cube = read_cube(dir / "r.cubex");
+  const Json json = read_json_file(dir / "s.json");
+  const std::map<std::string, std::string> delay = {
+      {"mpi_latesender", "delay_latesender"}, {"mpi_latereceiver", "delay_latereceiver"},
+      {"mpi_barrier_wait", "delay_barrier"},  {"mpi_wait_nxn", "delay_n2n"},
+      {"mpi_latebroadcast", "delay_12n"},     {"mpi_earlyreduce", "delay_n21"}};
+  const std::map<std::string, std::pair<std::string, std::string>> classes = {
+      {"mpi_latesender", {"mpi_wait_indirect_latesender", "mpi_wait_propagating_ls"}},
+      {"mpi_latereceiver", {"mpi_wait_indirect_latereceiver", "mpi_wait_propagating_lr"}}};
+  const double tol = 1e-9;
+  int causes_seen = 0;
+  for (const Json& w : json["wait_states"].array) {
+    const std::string metric = w["metric"].string;
+    const auto d = delay.find(metric);
+    EXPECT_EQ(w.has("caused_by"), d != delay.end()) << metric;
+    EXPECT_EQ(w.has("indirect_s"), classes.count(metric) != 0) << metric;
+    if (classes.count(metric)) {
+      EXPECT_NEAR(w["indirect_s"].number, total(cube, classes.at(metric).first), tol);
+      EXPECT_NEAR(w["propagating_s"].number, total(cube, classes.at(metric).second), tol);
+    }
+    if (d == delay.end()) continue;
+    const std::string st = d->second, lt = d->second + "_longterm";
+    EXPECT_NEAR(w["delay_short_term_s"].number, total(cube, st), tol) << metric;
+    EXPECT_NEAR(w["delay_long_term_s"].number, total(cube, lt), tol) << metric;
+    double previous = 1e300;
+    for (const Json& c : w["caused_by"].array) {
+      ++causes_seen;
+      const std::string path = c["path"].string;
+      double s_sum = 0.0, l_sum = 0.0;
+      int with_delay = 0;
+      for (int r = 0; r < ranks; ++r) {
+        s_sum += at(cube, st, path, r);
+        l_sum += at(cube, lt, path, r);
+        with_delay += at(cube, st, path, r) + at(cube, lt, path, r) > 1e-9 ? 1 : 0;
+      }
+      EXPECT_NEAR(c["short_term_s"].number, s_sum, tol) << metric << " " << path;
+      EXPECT_NEAR(c["long_term_s"].number, l_sum, tol) << metric << " " << path;
+      EXPECT_EQ(c["rank_count"].number, with_delay) << metric << " " << path;
+      // The rule: >= 10 % of the wait state and >= 1 % of the critical path; largest first.
+      const double all = s_sum + l_sum;
+      EXPECT_GE(all, 0.1 * w["seconds"].number - tol) << metric << " " << path;
+      EXPECT_GE(all, 0.01 * json["critical_path_length_s"].number - tol) << metric << " " << path;
+      EXPECT_LE(all, previous + tol);
+      previous = all;
+      double last_rank = 1e300;
+      for (const Json& r : c["ranks"].array) {
+        const int rank = static_cast<int>(r["rank"].number);
+        EXPECT_NEAR(r["seconds"].number, at(cube, st, path, rank) + at(cube, lt, path, rank), tol);
+        EXPECT_LE(r["seconds"].number, last_rank);
+        last_rank = r["seconds"].number;
+      }
+    }
+  }
+  EXPECT_GT(causes_seen, 0) << run.out;
+}
+
+TEST(RootCauseSummary, Collectives_JsonCausesMatchCubeReport) {
+  expect_causes_match_cube("collectives", 8);
+}
+
+TEST(RootCauseSummary, MasterWorker_JsonCausesMatchCubeReport) {
+  expect_causes_match_cube("master-worker", 8);
 }
 
 }  // namespace
