@@ -30,6 +30,42 @@ constexpr std::size_t kSumCount = sizeof(kSumRows) / sizeof(kSumRows[0]);
 
 constexpr std::size_t kWorst = 10;
 
+/// The delay costs that cause each kind of waiting (scalasca-metrics.md §8.2-§8.4), and the
+/// wait-state classes of §8.5 where they exist (Metric::Count: none).
+struct CauseRows {
+  Metric wait, short_term, long_term, indirect, propagating;
+};
+constexpr CauseRows kCauses[] = {
+    {Metric::MpiLatesender, Metric::DelayLatesender, Metric::DelayLatesenderLongterm,
+     Metric::MpiWaitIndirectLatesender, Metric::MpiWaitPropagatingLs},
+    {Metric::MpiLatereceiver, Metric::DelayLatereceiver, Metric::DelayLatereceiverLongterm,
+     Metric::MpiWaitIndirectLatereceiver, Metric::MpiWaitPropagatingLr},
+    {Metric::MpiBarrierWait, Metric::DelayBarrier, Metric::DelayBarrierLongterm, Metric::Count,
+     Metric::Count},
+    {Metric::MpiWaitNxn, Metric::DelayN2n, Metric::DelayN2nLongterm, Metric::Count,
+     Metric::Count},
+    {Metric::MpiLatebroadcast, Metric::Delay12n, Metric::Delay12nLongterm, Metric::Count,
+     Metric::Count},
+    {Metric::MpiEarlyreduce, Metric::DelayN21, Metric::DelayN21Longterm, Metric::Count,
+     Metric::Count}};
+constexpr std::size_t kCauseCount = sizeof(kCauses) / sizeof(kCauses[0]);
+/// Rows per pattern in the reduction: short-term, long-term, indirect, propagating.
+constexpr std::size_t kCauseRows = 4;
+/// Call paths examined per pattern, and ranks looked up per call path.
+constexpr std::size_t kTopCauses = 3;
+constexpr std::size_t kTopRanks = 4;
+/// A call path is named as a cause when its delay is at least this share of the wait state...
+constexpr double kCauseOfWait = 0.10;
+/// ...and at least this share of the critical-path length (one rank's time scale).
+constexpr double kCauseOfPath = 0.01;
+/// Ranks are named when at most kTopRanks of them hold this share of the call path's delay.
+constexpr double kRanksCover = 0.90;
+/// A rank counts as causing when it holds more than this (the traces' clock tick).
+constexpr double kNoDelay = 1e-9;
+/// Root-cause findings: the largest wait states, each at least this share of allocation time.
+constexpr std::size_t kCauseFindings = 3;
+constexpr double kCauseFindingShare = 0.01;
+
 struct WorstWire {
   double duration;
   double start;
@@ -53,6 +89,15 @@ std::string secs(double s) {
 }
 
 std::string pct(double fraction) { return fmt("%.1f %%", fraction * 100.0); }
+
+/// "foo on rank 0 (3.00 s direct, 1.67 s through other waits)".
+std::string cause_phrase(const SummaryWaitMetric::Cause& c) {
+  std::string amounts;
+  if (c.short_term > 0.0) amounts = secs(c.short_term) + " direct";
+  if (c.long_term > 0.0)
+    amounts += (amounts.empty() ? "" : ", ") + secs(c.long_term) + " through other waits";
+  return c.path.substr(c.path.rfind('/') + 1) + " on " + c.rank_names + " (" + amounts + ")";
+}
 
 /// What a user can do about each kind of waiting.
 const char* advice(Metric m) {
@@ -90,6 +135,25 @@ std::string callpath_name(const Definitions& defs, const CallTree& tree, std::ui
   return path;
 }
 
+std::string rank_list(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (j - i >= 2) {
+      parts.push_back(std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]));
+    } else {
+      for (std::size_t k = i; k <= j; ++k) parts.push_back(std::to_string(ranks[k]));
+    }
+    i = j + 1;
+  }
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                       const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
                       const CriticalPathSummary& path) {
@@ -101,7 +165,9 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   s.critical_path_length = path.length;
 
   // Per-call-path sums over ranks (one allreduce), per-call-path maxima with their rank.
-  std::vector<double> local((kSumCount + kWaitCount + 1) * n, 0.0);
+  // Layout: kSumRows, kWaitRows, inclusive time, then kCauseRows rows per entry of kCauses.
+  constexpr std::size_t kCauseBase = kSumCount + kWaitCount + 1;
+  std::vector<double> local((kCauseBase + kCauseRows * kCauseCount) * n, 0.0);
   for (std::size_t k = 0; k < kSumCount; ++k)
     std::copy(sev.row(kSumRows[k]), sev.row(kSumRows[k]) + n, local.begin() + k * n);
   for (std::size_t k = 0; k < kWaitCount; ++k)
@@ -109,6 +175,14 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
               local.begin() + (kSumCount + k) * n);
   const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
   std::copy(incl.begin(), incl.end(), local.begin() + (kSumCount + kWaitCount) * n);
+  for (std::size_t p = 0; p < kCauseCount; ++p) {
+    const Metric rows[kCauseRows] = {kCauses[p].short_term, kCauses[p].long_term,
+                                     kCauses[p].indirect, kCauses[p].propagating};
+    for (std::size_t k = 0; k < kCauseRows; ++k)
+      if (rows[k] != Metric::Count)
+        std::copy(sev.row(rows[k]), sev.row(rows[k]) + n,
+                  local.begin() + (kCauseBase + p * kCauseRows + k) * n);
+  }
   std::vector<double> sum(local.size());
   MPI_Allreduce(local.data(), sum.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
                 world.comm());
@@ -125,6 +199,48 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   const double* cp_sum = row(1);
   const double* cpi_sum = row(2);
   const double* incl_sum = row(kSumCount + kWaitCount);
+
+  // Root causes. Rank 0 picks each pattern's kTopCauses call paths by delay summed over ranks
+  // (short + long-term) and broadcasts them, so that every rank looks up the same slots; then
+  // kTopRanks rounds of MAXLOC find the ranks with the most delay in each slot, and a sum
+  // counts the ranks that have any. Each rank sends O(patterns x kTopCauses) values.
+  constexpr std::size_t kSlots = kCauseCount * kTopCauses;
+  auto delay_sum = [&](std::size_t p, std::uint32_t c) {
+    return row(kCauseBase + p * kCauseRows)[c] + row(kCauseBase + p * kCauseRows + 1)[c];
+  };
+  std::uint32_t slot[kSlots];
+  std::fill(slot, slot + kSlots, UINT32_MAX);
+  if (world.rank() == 0)
+    for (std::size_t p = 0; p < kCauseCount; ++p) {
+      std::vector<std::pair<double, std::uint32_t>> by_delay;
+      for (std::uint32_t c = 0; c < n; ++c)
+        if (delay_sum(p, c) > 0.0) by_delay.push_back({-delay_sum(p, c), c});  // ties: lower id
+      const std::size_t top = std::min(kTopCauses, by_delay.size());
+      std::partial_sort(by_delay.begin(), by_delay.begin() + top, by_delay.end());
+      for (std::size_t i = 0; i < top; ++i) slot[p * kTopCauses + i] = by_delay[i].second;
+    }
+  MPI_Bcast(slot, static_cast<int>(kSlots), MPI_UINT32_T, 0, world.comm());
+  DoubleInt slot_mine[kSlots], slot_best[kSlots];
+  DoubleInt slot_top[kTopRanks][kSlots];
+  int slot_has[kSlots], slot_count[kSlots];
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    const std::size_t p = i / kTopCauses;
+    const double v = slot[i] == UINT32_MAX ? 0.0
+                                           : sev.at(kCauses[p].short_term, slot[i]) +
+                                                 sev.at(kCauses[p].long_term, slot[i]);
+    slot_mine[i] = DoubleInt{v > kNoDelay ? v : 0.0, world.rank()};
+    slot_has[i] = v > kNoDelay ? 1 : 0;
+  }
+  MPI_Reduce(slot_has, slot_count, static_cast<int>(kSlots), MPI_INT, MPI_SUM, 0, world.comm());
+  for (std::size_t round = 0; round < kTopRanks; ++round) {
+    MPI_Allreduce(slot_mine, slot_best, static_cast<int>(kSlots), MPI_DOUBLE_INT, MPI_MAXLOC,
+                  world.comm());
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      slot_top[round][i] = slot_best[i];
+      // The winner steps aside so that the next round finds the next rank.
+      if (slot_best[i].r == world.rank()) slot_mine[i].v = 0.0;
+    }
+  }
 
   // Trace extent and sizes.
   Ticks first = trace.size() ? trace.time.front() : ~Ticks{0};
@@ -219,6 +335,44 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     std::sort(where.rbegin(), where.rend());
     for (std::size_t i = 0; i < where.size() && i < 3; ++i)
       m.callpaths.push_back({callpath_name(defs, tree, where[i].second), where[i].first});
+    for (std::size_t p = 0; p < kCauseCount; ++p) {
+      if (kCauses[p].wait != kWaitRows[k]) continue;
+      const double* rows = row(kCauseBase + p * kCauseRows);
+      m.has_causes = true;
+      m.has_classes = kCauses[p].indirect != Metric::Count;
+      for (std::uint32_t c = 0; c < n; ++c) {
+        m.delay_short_term += rows[c];
+        m.delay_long_term += rows[n + c];
+        m.indirect += rows[2 * n + c];
+        m.propagating += rows[3 * n + c];
+      }
+      for (std::size_t t = 0; t < kTopCauses; ++t) {
+        const std::size_t i = p * kTopCauses + t;
+        if (slot[i] == UINT32_MAX) break;
+        // The rule for naming a cause (README, "The summary").
+        const double delay = delay_sum(p, slot[i]);
+        if (delay < kCauseOfWait * m.seconds || delay < kCauseOfPath * path.length) break;
+        SummaryWaitMetric::Cause cause;
+        cause.path = callpath_name(defs, tree, slot[i]);
+        cause.short_term = rows[slot[i]];
+        cause.long_term = rows[n + slot[i]];
+        cause.rank_count = slot_count[i];
+        double covered = 0.0;
+        for (std::size_t r = 0; r < kTopRanks && slot_top[r][i].v > 0.0; ++r) {
+          cause.ranks.push_back({slot_top[r][i].r, slot_top[r][i].v});
+          covered += slot_top[r][i].v;
+          if (cause.named_ranks == 0 && covered >= kRanksCover * delay)
+            cause.named_ranks = static_cast<int>(r + 1);
+        }
+        std::vector<int> named;
+        for (int r = 0; r < cause.named_ranks; ++r) named.push_back(cause.ranks[r].rank);
+        cause.rank_names = cause.named_ranks > 0 ? rank_list(named)
+                           : cause.rank_count > static_cast<int>(kTopRanks)
+                               ? std::to_string(cause.rank_count) + " ranks"
+                               : std::string("many ranks");
+        m.caused_by.push_back(cause);
+      }
+    }
     s.waits.push_back(m);
   }
   std::sort(s.waits.begin(), s.waits.end(),
@@ -290,6 +444,25 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
                        " of the allocation time), most of it in " +
                        w.callpaths.front().path.substr(w.callpaths.front().path.rfind('/') + 1);
     if (*advice(m)) text += std::string(": ") + advice(m);
+    s.findings.push_back(text);
+  }
+
+  // Root causes of the largest wait states, where a call path passes the rule above.
+  for (std::size_t i = 0; i < s.waits.size() && i < kCauseFindings; ++i) {
+    const SummaryWaitMetric& w = s.waits[i];
+    if (w.caused_by.empty() || w.share < kCauseFindingShare) continue;
+    std::vector<std::string> in;
+    for (const auto& c : w.callpaths) {
+      const std::string name = c.path.substr(c.path.rfind('/') + 1);
+      if (std::find(in.begin(), in.end(), name) == in.end()) in.push_back(name);
+    }
+    std::string text = w.name + " in ";
+    for (std::size_t k = 0; k < in.size(); ++k)
+      text += (k == 0 ? "" : k + 1 == in.size() ? " and " : ", ") + in[k];
+    text += " (" + secs(w.seconds) + ") is caused by ";
+    for (std::size_t k = 0; k < w.caused_by.size(); ++k)
+      text += (k == 0 ? "" : k + 1 == w.caused_by.size() ? " and " : ", ") +
+              cause_phrase(w.caused_by[k]);
     s.findings.push_back(text);
   }
 

@@ -3,6 +3,9 @@
 // the one-sentence findings.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "analysis/critical_path.hpp"
 #include "analysis/indicators.hpp"
 #include "analysis/metric_table.hpp"
@@ -19,6 +22,10 @@ namespace cpreplay::analysis {
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                       const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
                       const CriticalPathSummary& path);
+
+/// Ranks in ascending order, runs of three or more as ranges: "rank 4", "ranks 2 and 5",
+/// "ranks 0-3", "ranks 0-2, 6 and 9". MPI: local.
+std::string rank_list(std::vector<int> ranks);
 
 /// "sim.exe/main/work" for a call path.
 std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp);

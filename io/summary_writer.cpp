@@ -4,11 +4,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "cpreplay/error.hpp"
 
@@ -58,13 +60,28 @@ std::string pad(const std::string& s, std::size_t width, bool right = false) {
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
 
-/// Word-wraps `text` to kWidth with `first` before the first line and spaces before the rest.
+/// True for "s", "ms", "us", "%" (and with trailing punctuation, "s),"): a unit that must stay
+/// on the line of its number.
+bool is_unit(const std::string& word) {
+  const std::string w = word.substr(0, word.find_last_not_of(",;:.)") + 1);
+  return w == "s" || w == "ms" || w == "us" || w == "%";
+}
+
+/// Word-wraps `text` to kWidth with `first` before the first line and spaces before the rest;
+/// never between a number and its unit.
 std::string wrap(const std::string& first, const std::string& text) {
-  std::istringstream words(text);
-  std::string out, line = first, word;
+  std::istringstream in(text);
+  std::vector<std::string> tokens;
+  for (std::string word; in >> word;) {
+    if (is_unit(word) && !tokens.empty())
+      tokens.back() += " " + word;
+    else
+      tokens.push_back(word);
+  }
+  std::string out, line = first;
   const std::string indent(first.size(), ' ');
   bool empty = true;
-  while (words >> word) {
+  for (const std::string& word : tokens) {
     if (!empty && line.size() + 1 + word.size() > kWidth) {
       out += line + "\n";
       line = indent;
@@ -172,6 +189,23 @@ std::string summary_text(const Summary& s) {
       out += wrap("  " + pad(w.name, 26) + pad(seconds(w.seconds), 10, true) +
                       pad(percent(w.share), 8, true) + "  ",
                   "in " + where);
+      if (!w.caused_by.empty()) {
+        std::string causes;
+        for (const SummaryWaitMetric::Cause& c : w.caused_by) {
+          std::string amounts;
+          if (c.short_term > 0.0) amounts = seconds(c.short_term) + " direct";
+          if (c.long_term > 0.0)
+            amounts += (amounts.empty() ? "" : ", ") + seconds(c.long_term) + " through other waits";
+          causes += (causes.empty() ? "" : "; ") + short_path(c.path, 30) + " on " +
+                    c.rank_names + " (" + amounts + ")";
+        }
+        out += wrap("      caused by ", causes);
+      }
+      // Only when it matters: a wait state of at least 1 % of the allocation time, and a class
+      // of at least 10 % of it, as for a cause.
+      if (w.share >= 0.01 && std::max(w.indirect, w.propagating) >= 0.1 * w.seconds)
+        out += wrap("      ", seconds(w.indirect) + " of it indirect (caused by other waiting), " +
+                                 seconds(w.propagating) + " propagating (causes waiting elsewhere)");
     }
   } else {
     out += "\nWait states: none found\n";
@@ -266,9 +300,33 @@ std::string summary_json(const Summary& s) {
     for (std::size_t j = 0; j < w.callpaths.size(); ++j)
       where += std::string(j ? ", " : "") + "{\"path\": " + json_string(w.callpaths[j].path) +
                ", \"seconds\": " + json_number(w.callpaths[j].seconds) + "}";
+    std::string causes;
+    if (w.has_causes) {
+      causes = ", \"delay_short_term_s\": " + json_number(w.delay_short_term) +
+               ", \"delay_long_term_s\": " + json_number(w.delay_long_term) +
+               ", \"caused_by\": [";
+      for (std::size_t j = 0; j < w.caused_by.size(); ++j) {
+        const SummaryWaitMetric::Cause& c = w.caused_by[j];
+        std::string ranks;
+        for (std::size_t r = 0; r < c.ranks.size(); ++r)
+          ranks += std::string(r ? ", " : "") + "{\"rank\": " + std::to_string(c.ranks[r].rank) +
+                   ", \"seconds\": " + json_number(c.ranks[r].seconds) + "}";
+        causes += std::string(j ? "," : "") + "\n      {\"path\": " + json_string(c.path) +
+                  ", \"short_term_s\": " + json_number(c.short_term) +
+                  ", \"long_term_s\": " + json_number(c.long_term) + ", \"ranks\": [" + ranks +
+                  "], \"rank_count\": " + std::to_string(c.rank_count) +
+                  ", \"named_ranks\": " + std::to_string(c.named_ranks) +
+                  ", \"rank_names\": " + json_string(c.rank_names) + "}";
+      }
+      causes += "]";
+    }
+    if (w.has_classes)
+      causes += ", \"indirect_s\": " + json_number(w.indirect) +
+                ", \"propagating_s\": " + json_number(w.propagating);
     ws += std::string(i ? "," : "") + "\n    {\"metric\": " + json_string(w.metric) +
           ", \"name\": " + json_string(w.name) + ", \"seconds\": " + json_number(w.seconds) +
-          ", \"share\": " + json_number(w.share) + ", \"callpaths\": " + where + "]}";
+          ", \"share\": " + json_number(w.share) + ", \"callpaths\": " + where + "]" + causes +
+          "}";
   }
   field("wait_states", ws + (s.waits.empty() ? "]" : "\n  ]"));
   const SummaryImpact& im = s.impact;

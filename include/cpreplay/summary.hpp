@@ -34,6 +34,31 @@ struct SummaryWaitMetric {
     double seconds = 0.0;
   };
   std::vector<Where> callpaths;  ///< largest first (at most 3)
+
+  /// A call path whose delay causes this waiting (scalasca-metrics.md §8): its delay costs of
+  /// the matching pattern (e.g. delay_latesender and delay_latesender_longterm for Late Sender),
+  /// summed over ranks. Only call paths that pass the summary's rule are listed (README, "The
+  /// summary": >= 10 % of the wait state and >= 1 % of the critical-path length).
+  struct Cause {
+    std::string path;
+    double short_term = 0.0;  ///< short-term delay: waiting it caused directly
+    double long_term = 0.0;   ///< long-term delay: waiting it caused through other wait states
+    struct RankDelay {
+      int rank = 0;
+      double seconds = 0.0;  ///< short + long-term delay on this call path on this rank
+    };
+    std::vector<RankDelay> ranks;  ///< the ranks with the most delay here, largest first (<= 4)
+    int rank_count = 0;            ///< ranks with more than 1 ns of delay here
+    int named_ranks = 0;  ///< the first `named_ranks` of `ranks` hold >= 90 % of it; 0: spread
+    std::string rank_names;  ///< "rank 0", "ranks 2 and 5", "ranks 0-3", "12 ranks"
+  };
+  bool has_causes = false;      ///< a delay metric exists for this pattern (not for completions)
+  double delay_short_term = 0.0;  ///< the pattern's short-term delay, all call paths and ranks
+  double delay_long_term = 0.0;   ///< the pattern's long-term delay, all call paths and ranks
+  std::vector<Cause> caused_by;   ///< largest first (at most 3)
+  bool has_classes = false;       ///< Late Sender / Late Receiver: indirect and propagating exist
+  double indirect = 0.0;     ///< waiting caused by the causer's own waiting (mpi_wait_indirect_*)
+  double propagating = 0.0;  ///< waiting that causes waiting elsewhere (mpi_wait_propagating_*)
 };
 
 /// One wait-state instance (like Scalasca's statistics file), for timeline viewers.
