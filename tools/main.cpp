@@ -38,6 +38,9 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "collective is left before it was entered")
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
+      ("no-rootcause", po::bool_switch(&s.no_root_cause),
+       "skip the root-cause analysis (delay costs, direct/indirect and propagating/terminal "
+       "wait states), as Scalasca's --no-rootcause; their metrics stay empty")
       ("window", po::value(&s.window)->default_value(4096),
        "replay window: collective instances per reduction and send records per exchange "
        "round, in event order (bounds replay memory; results do not depend on it)");

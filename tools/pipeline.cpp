@@ -380,7 +380,7 @@ void run(const Settings& settings, replay::World& world) {
   p.preprocess();
   p.forward();
   p.backward();
-  p.root_causes();
+  if (!settings.no_root_cause) p.root_causes();
   p.reduce();
   p.write_report();
   p.summarize();

@@ -18,6 +18,7 @@ struct Settings {
   bool read_only = false;  ///< only decode events (benchmark floor)
   bool partial = false;  ///< analyze a crashed run up to where every rank still has events
   bool time_correct = false;  ///< shift rank clocks to remove clock-condition violations
+  bool no_root_cause = false;  ///< --no-rootcause: no delay costs, no wait-state classes
   bool count_ranks = false;  ///< print the trace's MPI rank count and stop (for job scripts)
   std::size_t window = 4096;  ///< collective instances per reduction, message records per round
 };

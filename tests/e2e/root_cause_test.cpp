@@ -134,3 +134,28 @@ TEST(RootCause, LateReceiverTieInWaitall_LatestSendCarriesIt) {
 
 }  // namespace
 }  // namespace cpreplay::testing
+
+namespace cpreplay::testing {
+namespace {
+
+// --no-rootcause: the wait states stay, the delay costs and classes stay empty (Scalasca's
+// option of the same name). Rank 1 waits 2 s for rank 0's `work` in MPI_Recv.
+TEST(RootCause, NoRootcauseOption_KeepsWaitStatesLeavesDelaysEmpty) {
+  TempDir dir;
+  TraceWriter w(2);
+  scenario::open_all(w);
+  w.region(0, "work", 0.5, 3.0);
+  w.send(0, 3.0, 3.1, 1, 0, 64);
+  w.recv(1, 1.0, 3.2, 0, 0, 64);
+  scenario::close_all(w, 4.0);
+  const CubeFile with = scenario::analyze(w, dir, {}, "with");
+  EXPECT_NEAR(at(with, "delay_latesender", kMain + "/work", 0), 2.0, kTol);
+  const CubeFile without = scenario::analyze(w, dir, {"--no-rootcause"}, "without");
+  EXPECT_NEAR(at(without, "mpi_latesender", kMain + "/MPI_Recv", 1), 2.0, kTol);
+  EXPECT_EQ(scenario::total(without, "delay"), 0.0);
+  EXPECT_EQ(scenario::total(without, "mpi_wait_indirect"), 0.0);
+  EXPECT_EQ(scenario::total(without, "mpi_wait_propagating"), 0.0);
+}
+
+}  // namespace
+}  // namespace cpreplay::testing
