@@ -53,8 +53,11 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
 
 std::uint64_t ViewClock::ns(Ticks t) const {
   if (t <= origin) return 0;
-  const unsigned __int128 d = t - origin;
-  return static_cast<std::uint64_t>((d * 1000000000u + ticks_per_second / 2) / ticks_per_second);
+  const Ticks d = t - origin;
+  if (ticks_per_second == 1000000000u) return d;  // Score-P's usual clock: no conversion
+  // Rounding a product is monotone in d, so nesting survives; a 128-bit division per event
+  // would cost more than the formatting.
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(d) * ns_per_tick));
 }
 
 Ticks ViewClock::ticks(double seconds) const {
@@ -69,6 +72,7 @@ ViewClock view_clock(const replay::World& world, const Definitions& defs, const 
   ViewClock clock;
   clock.origin = ~global[0];
   clock.ticks_per_second = defs.clock.ticks_per_second ? defs.clock.ticks_per_second : 1;
+  clock.ns_per_tick = 1e9 / static_cast<double>(clock.ticks_per_second);
   if (last != nullptr) *last = std::max(global[1], clock.origin);
   return clock;
 }

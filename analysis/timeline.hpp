@@ -24,6 +24,7 @@ struct ViewClock {
   std::uint64_t ns(Ticks t) const;
   /// Ticks of a duration in seconds (a wait state's length), rounded.
   Ticks ticks(double seconds) const;
+  double ns_per_tick = 1.0;  ///< 1e9 / ticks_per_second
 };
 
 /// The first and last event time over all ranks. MPI: collective on world.

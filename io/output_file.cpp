@@ -36,6 +36,8 @@ OutputFile::OutputFile(std::string path, std::string what)
     : path_(std::move(path)), what_(std::move(what)), tmp_path_(temporary(path_)) {
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) cannot_write(what_, path_, errno);
+  // Callers hand over chunks of about a megabyte: stdio's buffer would only copy them again.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
   pending_slot_ = register_unfinished_file(tmp_path_);
 }
 

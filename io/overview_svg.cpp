@@ -55,7 +55,7 @@ std::string num(double v) {
 
 std::string seconds(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 

@@ -34,13 +34,13 @@ void stream_to_root(const World& world, const ChunkProducer& produce,
   auto receive = [&](const MPI_Status& probed) {
     int n = 0;
     MPI_Get_count(&probed, MPI_CHAR, &n);
-    theirs.resize(static_cast<std::size_t>(n));
+    if (theirs.size() < static_cast<std::size_t>(n)) theirs.resize(static_cast<std::size_t>(n));
     MPI_Recv(theirs.data(), n, MPI_CHAR, probed.MPI_SOURCE, kChunkTag, world.comm(),
              MPI_STATUS_IGNORE);
     if (n == 0)
       --open;
     else
-      consume(theirs.data(), theirs.size());
+      consume(theirs.data(), static_cast<std::size_t>(n));
   };
   while (open > 0 || own) {
     MPI_Status status;

@@ -22,6 +22,8 @@ constexpr std::size_t kOverviewPaths = 8;
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kEventsPerStep = 4096;
 constexpr int kBinsTag = 7504;
+/// 40 B each: half a megabyte per rank on rank 0, and few round trips under oversubscription.
+constexpr std::size_t kStretchesPerChunk = 1u << 14;
 
 std::string number(double v) {
   char buf[40];
@@ -194,7 +196,8 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
           prev_rank = r;
           prev_begin = b;
           prev_end = e;
-        });
+        },
+        kStretchesPerChunk);
     if (json) json->write(chunk);
   }
 

@@ -215,17 +215,27 @@ TEST(Views, MaxEvents_MergesShortVisitsKeepsPathAndLongestWaits) {
   EXPECT_EQ(f2["otherData"]["events_written"].number, 5);
 }
 
-// The README's example (4 ranks, a ring of blocking messages and allreduces, 10 iterations) and
-// the collectives scenario: the checker's rules hold (order, nesting, contiguous path, paired
-// flows), and the stretches add up to the length the summary prints.
-class ViewsScenario : public ::testing::TestWithParam<const char*> {};
+// The README's example (4 ranks, a ring of blocking messages and allreduces; 1500 iterations
+// put over 16384 events on each rank, so visits stay open across TimelineSource's blocks) and
+// the collectives scenario, in full and cut to a few thousand events: the checker's rules hold
+// (order, nesting, contiguous path, paired flows), and the stretches add up to the length the
+// summary prints.
+struct ScenarioCase {
+  const char* name;
+  const char* iters;
+  const char* max_events;
+};
+
+class ViewsScenario : public ::testing::TestWithParam<ScenarioCase> {};
 
 TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
+  const ScenarioCase c = GetParam();
   TempDir dir;
-  ASSERT_EQ(run_mktrace({GetParam(), dir / "t", "--ranks", "4", "--iters", "10"}).exit_code, 0);
+  ASSERT_EQ(run_mktrace({c.name, dir / "t", "--ranks", "4", "--iters", c.iters}).exit_code, 0);
   const RunResult run = run_cpreplay(
       4, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--timeline", dir / "t.json",
-          "--overview", dir / "o.svg", dir / "t/traces.otf2"});
+          "--timeline-max-events", c.max_events, "--overview", dir / "o.svg",
+          dir / "t/traces.otf2"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const Json summary = read_json_file(dir / "s.json");
   const Json facts = check("timeline", dir / "t.json");
@@ -234,9 +244,29 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   const double length_us = summary["critical_path_length_s"].number * kUs;
   EXPECT_NEAR(facts["critical_path_sum_us"].number, length_us, 1.0 * cp.size());
   int handovers = 0;
-  for (std::size_t i = 1; i < cp.size(); ++i) handovers += cp[i]["rank"].number != cp[i - 1]["rank"].number;
+  for (std::size_t i = 1; i < cp.size(); ++i)
+    handovers += cp[i]["rank"].number != cp[i - 1]["rank"].number;
   EXPECT_EQ(facts["flows"].number, handovers);
   EXPECT_GT(handovers, 0);
+  const Json& other = facts["otherData"];
+  const double limit = std::stod(c.max_events);
+  EXPECT_EQ(other["reduced"].boolean, other["events_total"].number > limit);
+  const double path_events = cp.size() + 2.0 * handovers;
+  if (other["reduced"].boolean && path_events <= limit) {
+    EXPECT_LE(other["events_written"].number, limit);
+    // The budget is used, up to the histogram's granularity (durations in buckets 12.5 % wide;
+    // a synthetic trace's visits crowd into few of them).
+    EXPECT_GT(other["events_written"].number, 0.5 * limit);
+    EXPECT_NE(run.err.find("cpreplay: note: timeline: "), std::string::npos) << run.err;
+  } else if (other["reduced"].boolean) {
+    // The critical path alone is over the limit: it is kept whole, nothing else.
+    EXPECT_EQ(other["events_written"].number, path_events);
+    EXPECT_NE(run.err.find("the critical path is kept whole (it alone exceeds the limit)"),
+              std::string::npos)
+        << run.err;
+  } else {
+    EXPECT_EQ(run.err.find("cpreplay: note: timeline: "), std::string::npos) << run.err;
+  }
 
   const Json svg = check("svg", dir / "o.svg");
   EXPECT_EQ(svg["rows"].array.size(), 4u);
@@ -251,7 +281,14 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
               summary["critical_path_length_s"].number * scale, 0.2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, ViewsScenario, ::testing::Values("example", "collectives"));
+INSTANTIATE_TEST_SUITE_P(Scenarios, ViewsScenario,
+                         ::testing::Values(ScenarioCase{"example", "1500", "2000000"},
+                                           ScenarioCase{"example", "1500", "20000"},
+                                           ScenarioCase{"example", "1500", "3000"},
+                                           ScenarioCase{"collectives", "10", "2000000"}),
+                         [](const ::testing::TestParamInfo<ScenarioCase>& info) {
+                           return std::string(info.param.name) + "_max" + info.param.max_events;
+                         });
 
 TEST(Views, UnwritableTimeline_OneLineErrorBeforeAnalysisNothingLeft) {
   TempDir dir;
