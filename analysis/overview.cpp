@@ -12,11 +12,13 @@ namespace {
 class Binner {
  public:
   Binner(const OverviewLayout& layout, float* out)
-      : begin_(layout.begin), bins_(layout.bins), columns_(layout.columns()), out_(out),
-        per_tick_(layout.end > layout.begin
-                      ? static_cast<double>(layout.bins) /
-                            static_cast<double>(layout.end - layout.begin)
-                      : 0.0) {}
+      : begin_(layout.begin),
+        bins_(layout.bins),
+        columns_(layout.columns()),
+        out_(out),
+        per_tick_(layout.end > layout.begin ? static_cast<double>(layout.bins) /
+                                                  static_cast<double>(layout.end - layout.begin)
+                                            : 0.0) {}
   void add(Ticks a, Ticks b, std::size_t col) {
     if (b <= a || per_tick_ == 0.0) return;
     const double fa = static_cast<double>(a - std::min(a, begin_)) * per_tick_;
@@ -89,17 +91,15 @@ std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& t
     if (k == EventKind::Enter) {
       current = trace.ref[e];
     } else {
-      const CallpathId parent = trace.ref[e] < tree.size()
-                                    ? tree.node(CallpathId{trace.ref[e]}).parent
-                                    : CallpathId{};
+      const CallpathId parent =
+          trace.ref[e] < tree.size() ? tree.node(CallpathId{trace.ref[e]}).parent : CallpathId{};
       current = parent.valid() ? parent.value : UINT32_MAX;
     }
   }
   const std::size_t wait_col = layout.columns() - 1;
   for (const WaitState& w : waits.waits) {
     const Ticks start = wait_start(trace, w);
-    const auto length =
-        static_cast<Ticks>(w.wait * static_cast<double>(ticks_per_second) + 0.5);
+    const auto length = static_cast<Ticks>(w.wait * static_cast<double>(ticks_per_second) + 0.5);
     binner.add(start, start + length, wait_col);
   }
   return out;

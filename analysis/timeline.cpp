@@ -79,7 +79,10 @@ ViewClock view_clock(const replay::World& world, const Definitions& defs, const 
 
 TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult& waits,
                                const ViewClock& clock)
-    : trace_(trace), waits_(waits), clock_(clock), activity_hist_(kBuckets, 0),
+    : trace_(trace),
+      waits_(waits),
+      clock_(clock),
+      activity_hist_(kBuckets, 0),
       wait_hist_(kBuckets, 0) {
   // First pass: durations for the budget, and the Leave of regions open at a block boundary.
   std::vector<EventIdx> stack;
@@ -122,8 +125,8 @@ TimelineBudget TimelineSource::budget(const replay::World& world, std::uint64_t 
   std::copy(wait_hist_.begin(), wait_hist_.end(), local.begin() + kBuckets);
   local[2 * kBuckets] = local_stretches;
   local[2 * kBuckets + 1] = local_handovers;
-  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_UINT64_T,
-                MPI_SUM, world.comm());
+  MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM,
+                world.comm());
   activity_hist_.assign(global.begin(), global.begin() + kBuckets);
   wait_hist_.assign(global.begin() + kBuckets, global.begin() + 2 * kBuckets);
 
@@ -141,11 +144,10 @@ TimelineBudget TimelineSource::budget(const replay::World& world, std::uint64_t 
   if (b.activity_total + b.waits_total > room) {
     // The longest wait states get up to half (more if activity needs less), activity the rest.
     const std::uint64_t for_waits =
-        std::min(b.waits_total, std::max((room + 1) / 2, room > b.activity_total
-                                                       ? room - b.activity_total : 0));
+        std::min(b.waits_total,
+                 std::max((room + 1) / 2, room > b.activity_total ? room - b.activity_total : 0));
     std::tie(b.wait_min_ns, b.waits_kept) = threshold(wait_hist_, for_waits);
-    std::tie(b.activity_min_ns, b.activity_kept) =
-        threshold(activity_hist_, room - b.waits_kept);
+    std::tie(b.activity_min_ns, b.activity_kept) = threshold(activity_hist_, room - b.waits_kept);
   }
   activity_min_ns_ = b.activity_min_ns;
   wait_min_ns_ = b.wait_min_ns;
@@ -172,10 +174,9 @@ void TimelineSource::flush_activity(std::vector<TimelineEvent>& out) {
 
 void TimelineSource::flush_waits(std::vector<TimelineEvent>& out) {
   // Wait states of one MPI call start together: longest first, so they nest.
-  std::stable_sort(same_start_.begin(), same_start_.end(),
-                   [](const TimelineEvent& a, const TimelineEvent& b) {
-                     return a.dur_ns > b.dur_ns;
-                   });
+  std::stable_sort(
+      same_start_.begin(), same_start_.end(),
+      [](const TimelineEvent& a, const TimelineEvent& b) { return a.dur_ns > b.dur_ns; });
   out.insert(out.end(), same_start_.begin(), same_start_.end());
   same_start_.clear();
 }

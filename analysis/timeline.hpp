@@ -53,10 +53,10 @@ struct TimelineEvent {
   enum Kind : std::uint8_t { Activity, Wait };
   std::uint64_t ts_ns = 0;
   std::uint64_t dur_ns = 0;
-  double wait = 0.0;            ///< Wait: seconds
-  std::uint32_t callpath = 0;   ///< the region visit's call path, or the wait's cnode(X)
-  Rank partner = -1;            ///< Wait: the rank waited for
-  Metric metric = Metric::Time; ///< Wait: its wait-state metric
+  double wait = 0.0;             ///< Wait: seconds
+  std::uint32_t callpath = 0;    ///< the region visit's call path, or the wait's cnode(X)
+  Rank partner = -1;             ///< Wait: the rank waited for
+  Metric metric = Metric::Time;  ///< Wait: its wait-state metric
   Kind kind = Activity;
 };
 
@@ -102,9 +102,9 @@ class TimelineSource {
   EventIdx next_event_ = 0;
   std::size_t next_long_ = 0;
   std::size_t next_wait_ = 0;
-  std::vector<Pending> pending_;      ///< region visits of this block, in Enter order
+  std::vector<Pending> pending_;  ///< region visits of this block, in Enter order
   std::size_t pending_head_ = 0;
-  std::vector<std::uint32_t> stack_;  ///< open visits: index into pending_, or kLongVisit
+  std::vector<std::uint32_t> stack_;       ///< open visits: index into pending_, or kLongVisit
   std::vector<TimelineEvent> same_start_;  ///< wait states starting together, longest first
 };
 

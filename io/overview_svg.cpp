@@ -31,11 +31,21 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters but tab, newline and carriage return.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
@@ -111,8 +121,8 @@ OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
                                         " ranks (colours: the band's main call path)") +
        "; colour: the call path the time is spent in; hatched: waiting; black line: the "
        "critical path</text>\n";
-  o += "<rect class=\"plot-area\" x=\"" + num(kPlotX) + "\" y=\"" + num(plot_top_) +
-       "\" width=\"" + num(kPlotW) + "\" height=\"" + num(rows_ * row_height_) +
+  o += "<rect class=\"plot-area\" x=\"" + num(kPlotX) + "\" y=\"" + num(plot_top_) + "\" width=\"" +
+       num(kPlotW) + "\" height=\"" + num(rows_ * row_height_) +
        "\" fill=\"#f6f6f6\" stroke=\"#999999\"/>\n<g class=\"rows\">\n";
   file_.write(o);
   o.clear();
@@ -133,19 +143,18 @@ void OverviewSvg::add_band(int first_rank, int last_rank, const float* bins) {
   const double y = plot_top_ + row * row_height_;
   const double bw = spec_.bins ? kPlotW / static_cast<double>(spec_.bins) : kPlotW;
   const auto n = static_cast<float>(last_rank - first_rank + 1);
-  const std::string label = first_rank == last_rank
-                                ? "rank " + std::to_string(first_rank)
-                                : "ranks " + std::to_string(first_rank) + "-" +
-                                      std::to_string(last_rank);
+  const std::string label = first_rank == last_rank ? "rank " + std::to_string(first_rank)
+                                                    : "ranks " + std::to_string(first_rank) + "-" +
+                                                          std::to_string(last_rank);
   std::string& o = buf_;
-  o += "<g class=\"row\" data-first-rank=\"" + std::to_string(first_rank) +
-       "\" data-last-rank=\"" + std::to_string(last_rank) + "\"><title>" + label + "</title>";
+  o += "<g class=\"row\" data-first-rank=\"" + std::to_string(first_rank) + "\" data-last-rank=\"" +
+       std::to_string(last_rank) + "\"><title>" + label + "</title>";
   // Rank labels at least 13 px apart.
   const int label_every = std::max(1, static_cast<int>(std::ceil(13.0 / row_height_)));
   if (row % label_every == 0)
     o += "<text x=\"" + num(kPlotX - 6) + "\" y=\"" + num(y + row_height_ / 2 + 4) +
-         "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") + "\">" +
-         label + "</text>";
+         "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") + "\">" + label +
+         "</text>";
   const double h = std::max(1.0, row_height_ - (row_height_ >= 8 ? 1.0 : 0.0));
   // Colour runs: each bin takes the call-path class with the most time in it.
   std::size_t run_start = 0;
@@ -197,8 +206,9 @@ void OverviewSvg::add_band(int first_rank, int last_rank, const float* bins) {
 
 void OverviewSvg::put_point(double x, double y) {
   if (!path_started_) {
-    buf_ += "</g>\n<polyline class=\"critical-path\" fill=\"none\" stroke=\"#000000\" "
-            "stroke-width=\"2\" stroke-linejoin=\"round\" points=\"";
+    buf_ +=
+        "</g>\n<polyline class=\"critical-path\" fill=\"none\" stroke=\"#000000\" "
+        "stroke-width=\"2\" stroke-linejoin=\"round\" points=\"";
     path_started_ = true;
   }
   buf_ += num(x) + "," + num(y) + " ";
@@ -264,14 +274,14 @@ void OverviewSvg::commit() {
     y += kLegendLine;
   };
   auto box = [&](const std::string& fill) {
-    return "<rect x=\"" + num(kPlotX) + "\" y=\"" + num(y) + "\" width=\"16\" height=\"12\" fill=\"" +
-           fill + "\" stroke=\"#666666\" stroke-width=\"0.5\"/>";
+    return "<rect x=\"" + num(kPlotX) + "\" y=\"" + num(y) +
+           "\" width=\"16\" height=\"12\" fill=\"" + fill +
+           "\" stroke=\"#666666\" stroke-width=\"0.5\"/>";
   };
   for (std::size_t k = 0; k < spec_.legend.size(); ++k)
     entry(box(colour(k, spec_.legend.size())), spec_.legend[k]);
   entry(box(kOther), "other call paths");
-  entry(box(kOther) + box("url(#waiting)"),
-        "waiting in wait states (half of the time or more)");
+  entry(box(kOther) + box("url(#waiting)"), "waiting in wait states (half of the time or more)");
   entry("<line x1=\"" + num(kPlotX) + "\" y1=\"" + num(y + 6) + "\" x2=\"" + num(kPlotX + 16) +
             "\" y2=\"" + num(y + 6) + "\" stroke=\"#000000\" stroke-width=\"2\"/>",
         "critical path (jumps to the rank it continues on)");

@@ -38,7 +38,11 @@ void append_double(std::string& out, double v) {
 /// Length of the valid UTF-8 sequence at s[i], or 0.
 std::size_t utf8_length(const std::string& s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  std::size_t n = c < 0x80           ? 1
+                  : (c >> 5) == 0x6  ? 2
+                  : (c >> 4) == 0xE  ? 3
+                  : (c >> 3) == 0x1E ? 4
+                                     : 0;
   if (n == 0 || i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -99,16 +103,15 @@ std::string TimelineFormat::header(int pid, const std::string& process_name, int
   return "{\"traceEvents\":[\n" + first.substr(2);  // the first event has no leading comma
 }
 
-std::string TimelineFormat::footer(
-    const std::vector<std::pair<std::string, std::string>>& other) {
+std::string TimelineFormat::footer(const std::vector<std::pair<std::string, std::string>>& other) {
   std::string out = "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{";
   for (std::size_t i = 0; i < other.size(); ++i)
     out += (i ? ",\n" : "\n") + quote(other[i].first) + ":" + other[i].second;
   return out + "\n}}\n";
 }
 
-void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns,
-                              std::uint64_t dur_ns, std::uint32_t callpath) const {
+void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
+                              std::uint32_t callpath) const {
   out += ",\n{\"ph\":\"X\",\"pid\":";
   append_int(out, pid);
   out += ",\"tid\":0,\"ts\":";
@@ -123,8 +126,8 @@ void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns,
 }
 
 void TimelineFormat::wait_state(std::string& out, int pid, std::uint64_t ts_ns,
-                                std::uint64_t dur_ns, const char* name, int partner,
-                                double wait_s, std::uint32_t callpath) const {
+                                std::uint64_t dur_ns, const char* name, int partner, double wait_s,
+                                std::uint32_t callpath) const {
   out += ",\n{\"ph\":\"X\",\"pid\":";
   append_int(out, pid);
   out += ",\"tid\":1,\"ts\":";
@@ -180,10 +183,10 @@ void TimelineFormat::process_name(std::string& out, int pid, const std::string& 
                                   int sort_index) {
   out += ",\n{\"ph\":\"M\",\"pid\":";
   append_int(out, pid);
-  out += ",\"name\":\"process_name\",\"args\":{\"name\":" + quote(name) + "}}";
+  out += ",\"tid\":0,\"ts\":0,\"name\":\"process_name\",\"args\":{\"name\":" + quote(name) + "}}";
   out += ",\n{\"ph\":\"M\",\"pid\":";
   append_int(out, pid);
-  out += ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
+  out += ",\"tid\":0,\"ts\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
   append_int(out, sort_index);
   out += "}}";
 }
@@ -193,7 +196,7 @@ void TimelineFormat::thread_name(std::string& out, int pid, int tid, const std::
   append_int(out, pid);
   out += ",\"tid\":";
   append_int(out, tid);
-  out += ",\"name\":\"thread_name\",\"args\":{\"name\":" + quote(name) + "}}";
+  out += ",\"ts\":0,\"name\":\"thread_name\",\"args\":{\"name\":" + quote(name) + "}}";
 }
 
 }  // namespace cpreplay::io

@@ -30,8 +30,7 @@ using ChunkConsumer = std::function<void(const char* data, std::size_t bytes)>;
 /// must not throw (a writer records its failure and reports it afterwards): the other ranks
 /// would wait for it forever.
 /// MPI: collective on world.
-void stream_to_root(const World& world, const ChunkProducer& produce,
-                    const ChunkConsumer& consume);
+void stream_to_root(const World& world, const ChunkProducer& produce, const ChunkConsumer& consume);
 
 namespace detail {
 constexpr int kMergeDataTag = 7502;
@@ -55,8 +54,7 @@ void merge_to_root(const World& world, const std::vector<T>& local, Less less, E
                detail::kMergeDataTag, world.comm());
       sent += n;
       if (n < chunk) return;  // a short chunk is the last one
-      MPI_Recv(nullptr, 0, MPI_BYTE, 0, detail::kMergeRequestTag, world.comm(),
-               MPI_STATUS_IGNORE);
+      MPI_Recv(nullptr, 0, MPI_BYTE, 0, detail::kMergeRequestTag, world.comm(), MPI_STATUS_IGNORE);
     }
   }
   const int ranks = world.size();
@@ -102,8 +100,7 @@ void merge_to_root(const World& world, const std::vector<T>& local, Less less, E
     emit(buf[ur][pos[ur]], r);
     if (++pos[ur] == buf[ur].size()) {
       if (!more[ur]) continue;
-      if (r != 0)
-        MPI_Send(nullptr, 0, MPI_BYTE, r, detail::kMergeRequestTag, world.comm());
+      if (r != 0) MPI_Send(nullptr, 0, MPI_BYTE, r, detail::kMergeRequestTag, world.comm());
       fetch(r);
       if (buf[ur].empty()) continue;
     }

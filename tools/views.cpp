@@ -22,8 +22,13 @@ constexpr std::size_t kOverviewPaths = 8;
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kEventsPerStep = 4096;
 constexpr int kBinsTag = 7504;
-/// 40 B each: half a megabyte per rank on rank 0, and few round trips under oversubscription.
-constexpr std::size_t kStretchesPerChunk = 1u << 14;
+/// Critical-path stretches per chunk of the merge (40 B each): rank 0 holds one chunk per rank,
+/// about 16 MB in all, in as few round trips as that allows (each costs a yield when ranks
+/// outnumber cores).
+std::size_t stretches_per_chunk(int ranks) {
+  return std::clamp<std::size_t>(std::size_t{400000} / static_cast<std::size_t>(ranks), 256,
+                                 std::size_t{1} << 14);
+}
 
 std::string number(double v) {
   char buf[40];
@@ -34,7 +39,8 @@ std::string number(double v) {
 /// 1234567 -> "1,234,567", for the terminal.
 std::string grouped(std::uint64_t v) {
   std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
   return s;
 }
 
@@ -59,8 +65,8 @@ std::string reduction_sentence(const analysis::TimelineBudget& b) {
 
 }  // namespace
 
-ViewReport export_views(const replay::World& world, const ViewOutputs& out,
-                        const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
+                        const CallTree& tree, const LocalTrace& trace,
                         const analysis::WaitStateResult& waits, const analysis::Severity& sev,
                         const std::vector<analysis::PathStretch>& stretches, double cp_length) {
   ViewReport report;
@@ -121,9 +127,9 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
       spec.title = title;
       for (std::size_t k = 0; k < layout.top.size(); ++k) {
         char share[48];
-        std::snprintf(share, sizeof share, " (%.1f %% of all time)",
-                      layout.total_time > 0.0 ? 100.0 * layout.top_time[k] / layout.total_time
-                                              : 0.0);
+        std::snprintf(
+            share, sizeof share, " (%.1f %% of all time)",
+            layout.total_time > 0.0 ? 100.0 * layout.top_time[k] / layout.total_time : 0.0);
         spec.legend.push_back(analysis::callpath_name(defs, tree, layout.top[k]) + share);
       }
       svg = std::make_unique<io::OverviewSvg>(out.overview, spec);
@@ -176,8 +182,9 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
             }
             // Flow ends sit just inside their stretches, so viewers bind them to the slice.
             if (handover)
-              io::TimelineFormat::flow(chunk, 's', flows / 2 + 1, cp_pid, prev_rank,
-                                       prev_end - std::min<std::uint64_t>((prev_end - prev_begin) / 2, 1));
+              io::TimelineFormat::flow(
+                  chunk, 's', flows / 2 + 1, cp_pid, prev_rank,
+                  prev_end - std::min<std::uint64_t>((prev_end - prev_begin) / 2, 1));
             format->stretch(chunk, cp_pid, r, b, e - b, s.callpath);
             if (handover)
               io::TimelineFormat::flow(chunk, 'f', flows / 2 + 1, cp_pid, r,
@@ -197,7 +204,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
           prev_begin = b;
           prev_end = e;
         },
-        kStretchesPerChunk);
+        stretches_per_chunk(ranks));
     if (json) json->write(chunk);
   }
 
@@ -218,8 +225,8 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
                 format->activity(chunk, pid, ev.ts_ns, ev.dur_ns, ev.callpath);
               else
                 format->wait_state(chunk, pid, ev.ts_ns, ev.dur_ns,
-                                   analysis::metric_info(ev.metric).disp_name, ev.partner,
-                                   ev.wait, ev.callpath);
+                                   analysis::metric_info(ev.metric).disp_name, ev.partner, ev.wait,
+                                   ev.callpath);
             }
           }
           return more;
@@ -248,7 +255,8 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out,
           {"events_total", std::to_string(report.events_total)},
           {"events_written", std::to_string(report.events_written)},
           {"reduced", budget.reduced() ? "true" : "false"},
-          {"activity_merged_into_parent", std::to_string(budget.activity_total - budget.activity_kept)},
+          {"activity_merged_into_parent",
+           std::to_string(budget.activity_total - budget.activity_kept)},
           {"activity_min_us", number(static_cast<double>(budget.activity_min_ns) / 1e3)},
           {"wait_states_left_out", std::to_string(budget.waits_total - budget.waits_kept)},
           {"wait_state_min_us", number(static_cast<double>(budget.wait_min_ns) / 1e3)},

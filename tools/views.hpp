@@ -16,8 +16,8 @@
 namespace cpreplay::tools {
 
 struct ViewOutputs {
-  std::string timeline;  ///< --timeline FILE.json, empty for none
-  std::string overview;  ///< --overview FILE.svg, empty for none
+  std::string timeline;                ///< --timeline FILE.json, empty for none
+  std::string overview;                ///< --overview FILE.svg, empty for none
   std::uint64_t max_events = 2000000;  ///< --timeline-max-events
   std::string creator;
 };
@@ -33,8 +33,8 @@ struct ViewReport {
 /// `stretches` this rank's critical-path stretches, `cp_length` the path's length in seconds.
 /// Errors of rank 0's files are agreed on (World::agree) after every rank took part.
 /// MPI: collective on world.
-ViewReport export_views(const replay::World& world, const ViewOutputs& out,
-                        const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
+                        const CallTree& tree, const LocalTrace& trace,
                         const analysis::WaitStateResult& waits, const analysis::Severity& sev,
                         const std::vector<analysis::PathStretch>& stretches, double cp_length);
 

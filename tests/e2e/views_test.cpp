@@ -78,7 +78,8 @@ struct Slice {
 std::vector<Slice> slices(const Json& facts, const std::string& thread) {
   std::vector<Slice> out;
   for (const Json& e : facts["threads_events"][thread].array)
-    if (e.array[0].string == "X") out.push_back({e.array[1].string, e.array[2].number, e.array[3].number});
+    if (e.array[0].string == "X")
+      out.push_back({e.array[1].string, e.array[2].number, e.array[3].number});
   return out;
 }
 
@@ -105,12 +106,21 @@ TEST(Views, TwoRankExample_TimelineHasActivityWaitStatesAndCriticalPath) {
 
   // Activity, in order of Enter, parents first (the program region is sim.exe).
   expect_slices(slices(facts, "0/0"),
-                {{"sim.exe", 0, 9}, {"main", 0, 9}, {"MPI_Init", 0, 1}, {"foo", 1, 4},
-                 {"MPI_Send", 5, 0.1}, {"MPI_Finalize", 6, 3}},
+                {{"sim.exe", 0, 9},
+                 {"main", 0, 9},
+                 {"MPI_Init", 0, 1},
+                 {"foo", 1, 4},
+                 {"MPI_Send", 5, 0.1},
+                 {"MPI_Finalize", 6, 3}},
                 "rank 0 activity");
   expect_slices(slices(facts, "1/0"),
-                {{"sim.exe", 0, 9}, {"main", 0, 9}, {"MPI_Init", 0, 1}, {"bar", 1, 1},
-                 {"MPI_Recv", 2, 3.2}, {"baz", 5.2, 2.8}, {"MPI_Finalize", 8, 1}},
+                {{"sim.exe", 0, 9},
+                 {"main", 0, 9},
+                 {"MPI_Init", 0, 1},
+                 {"bar", 1, 1},
+                 {"MPI_Recv", 2, 3.2},
+                 {"baz", 5.2, 2.8},
+                 {"MPI_Finalize", 8, 1}},
                 "rank 1 activity");
   const Json& recv = facts["threads_events"]["1/0"].array[4];
   EXPECT_EQ(recv.array[4]["path"].string, "sim.exe/main/MPI_Recv");
@@ -232,10 +242,10 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   const ScenarioCase c = GetParam();
   TempDir dir;
   ASSERT_EQ(run_mktrace({c.name, dir / "t", "--ranks", "4", "--iters", c.iters}).exit_code, 0);
-  const RunResult run = run_cpreplay(
-      4, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--timeline", dir / "t.json",
-          "--timeline-max-events", c.max_events, "--overview", dir / "o.svg",
-          dir / "t/traces.otf2"});
+  const RunResult run =
+      run_cpreplay(4, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--timeline",
+                       dir / "t.json", "--timeline-max-events", c.max_events, "--overview",
+                       dir / "o.svg", dir / "t/traces.otf2"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const Json summary = read_json_file(dir / "s.json");
   const Json facts = check("timeline", dir / "t.json");
@@ -307,8 +317,8 @@ TEST(Views, UnwritableTimeline_OneLineErrorBeforeAnalysisNothingLeft) {
 TEST(Views, UnwritableOverview_OneLineErrorBeforeAnalysisNothingLeft) {
   TempDir dir;
   std::filesystem::create_directory(dir / "ro");
-  std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read |
-                                               std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(
+      dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   const bool root_ignores_modes = ::access((dir / "ro").c_str(), W_OK) == 0;
   const std::string target = root_ignores_modes ? dir / "t/traces.otf2/o.svg" : dir / "ro/o.svg";
   const RunResult run =
@@ -334,7 +344,8 @@ TEST(Views, FailedRun_LeavesNoViews) {
     w.leave(r, 3.0, "main");
     w.program_end(r, 3.0);
   }
-  const RunResult run = analyze(w, dir, {"--timeline", dir / "t.json", "--overview", dir / "o.svg"});
+  const RunResult run =
+      analyze(w, dir, {"--timeline", dir / "t.json", "--overview", dir / "o.svg"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("has no MPI_Finalize"), std::string::npos) << run.err;
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
@@ -345,8 +356,8 @@ TEST(Views, MaxEventsBadValues_Refused) {
   two_rank_example().write(dir / "t");
   const std::string trace = dir / "t/traces.otf2";
   for (const std::string bad : {"0", "-5", "12abc", "", "1e6", "1000000000001"}) {
-    const RunResult r = run_cpreplay(
-        2, {"--timeline", dir / "t.json", "--timeline-max-events", bad, "-o", dir / "r.cubex", trace});
+    const RunResult r = run_cpreplay(2, {"--timeline", dir / "t.json", "--timeline-max-events", bad,
+                                         "-o", dir / "r.cubex", trace});
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_EQ(r.err.rfind("cpreplay: error: --timeline-max-events '" + bad +
                               "' must be a whole number of events from 1 to 10^12",
@@ -357,8 +368,7 @@ TEST(Views, MaxEventsBadValues_Refused) {
   const RunResult alone =
       run_cpreplay(2, {"--timeline-max-events", "100", "-o", dir / "r.cubex", trace});
   EXPECT_EQ(alone.exit_code, 2);
-  EXPECT_EQ(alone.err.rfind("cpreplay: error: --timeline-max-events '100' needs --timeline", 0),
-            0u)
+  EXPECT_EQ(alone.err.rfind("cpreplay: error: --timeline-max-events '100' needs --timeline", 0), 0u)
       << alone.err;
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
 }

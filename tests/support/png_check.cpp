@@ -78,12 +78,22 @@ int main(int argc, char** argv) {
       const int c = x >= static_cast<std::size_t>(channels) ? prev[x - channels] : 0;
       int v = line[1 + x];
       switch (line[0]) {
-        case 0: break;
-        case 1: v += a; break;
-        case 2: v += b; break;
-        case 3: v += (a + b) / 2; break;
-        case 4: v += paeth(a, b, c); break;
-        default: fail("bad filter type " + std::to_string(line[0]));
+        case 0:
+          break;
+        case 1:
+          v += a;
+          break;
+        case 2:
+          v += b;
+          break;
+        case 3:
+          v += (a + b) / 2;
+          break;
+        case 4:
+          v += paeth(a, b, c);
+          break;
+        default:
+          fail("bad filter type " + std::to_string(line[0]));
       }
       out[x] = static_cast<unsigned char>(v);
     }

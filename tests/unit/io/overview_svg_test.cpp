@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // io::OverviewSvg at 1024 ranks (bands of 8), checked with the strict parser of
 // tests/support/check_views.py, and io::OutputFile's all-or-nothing writing.
+#include "io/overview_svg.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,7 +14,6 @@
 
 #include "cpreplay/error.hpp"
 #include "io/output_file.hpp"
-#include "io/overview_svg.hpp"
 #include "tests/support/json.hpp"
 
 namespace cpreplay::testing {
@@ -36,8 +37,8 @@ struct TempDir {
 /// The strict checker's facts about an SVG (throws with its message when a rule is broken).
 Json svg_facts(const std::string& file) {
   const std::string script =
-      (fs::path(__FILE__).parent_path().parent_path().parent_path() / "support" /
-       "check_views.py").string();
+      (fs::path(__FILE__).parent_path().parent_path().parent_path() / "support" / "check_views.py")
+          .string();
   const std::string cmd = "/usr/bin/python3 '" + script + "' svg '" + file + "' 2>&1";
   std::FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) throw std::runtime_error("cannot run " + cmd);
@@ -73,7 +74,7 @@ TEST(OverviewSvg, ThousandRanks_BandsCoverEveryRankOnceAndThePathSpansTheRun) {
   for (int band = 0; band < 128; ++band) {
     std::vector<float> bins(spec.bins * columns, 0.0f);
     for (std::size_t b = 0; b < spec.bins; ++b) {
-      bins[b * columns + band % 2] = 8.0f;                     // 8 ranks, whole bin each
+      bins[b * columns + band % 2] = 8.0f;                        // 8 ranks, whole bin each
       if (band % 2 == 0 && b >= 5) bins[b * columns + 3] = 8.0f;  // waiting
     }
     svg.add_band(band * 8, band * 8 + 7, bins.data());
@@ -93,13 +94,12 @@ TEST(OverviewSvg, ThousandRanks_BandsCoverEveryRankOnceAndThePathSpansTheRun) {
   EXPECT_EQ(facts["row_fills"].array[0].array[0].string, "#4e79a7");
   EXPECT_EQ(facts["row_fills"].array[1].array[0].string, "#f28e2b");
   EXPECT_NEAR(facts["path_min_x"].number, facts["plot_x"].number, 0.05);
-  EXPECT_NEAR(facts["path_max_x"].number - facts["path_min_x"].number,
-              facts["plot_width"].number, 0.1);
+  EXPECT_NEAR(facts["path_max_x"].number - facts["path_min_x"].number, facts["plot_width"].number,
+              0.1);
   // The path jumps at the middle, from the first band to the last.
   const auto& pts = facts["path_points"].array;
   ASSERT_EQ(pts.size(), 4u);
-  EXPECT_NEAR(pts[1].array[0].number, facts["plot_x"].number + facts["plot_width"].number / 2,
-              0.1);
+  EXPECT_NEAR(pts[1].array[0].number, facts["plot_x"].number + facts["plot_width"].number / 2, 0.1);
   const double band_h = facts["plot_height"].number / 128;
   EXPECT_NEAR(pts[1].array[1].number, facts["plot_y"].number + band_h / 2, 0.01);
   EXPECT_NEAR(pts[2].array[1].number, facts["plot_y"].number + 127.5 * band_h, 0.01);
@@ -119,7 +119,10 @@ TEST(OutputFile, Commit_RenamesIntoPlace_DestroyedUncommitted_LeavesNothing) {
   std::ifstream in(dir.path + "/a.json");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "{}\n");
-  { io::OutputFile f(dir.path + "/b.json", "timeline"); f.write("partial"); }
+  {
+    io::OutputFile f(dir.path + "/b.json", "timeline");
+    f.write("partial");
+  }
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.path)) names.push_back(e.path().filename());
   EXPECT_EQ(names, std::vector<std::string>{"a.json"});
@@ -153,7 +156,8 @@ TEST(OutputFile, UnwritablePath_ThrowsBeforeWriting) {
     io::OutputFile f("/nonexistent-dir/x.json", "timeline");
     FAIL() << "should throw";
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "cannot write timeline /nonexistent-dir/x.json: No such file or directory");
+    EXPECT_STREQ(e.what(),
+                 "cannot write timeline /nonexistent-dir/x.json: No such file or directory");
   }
 }
 
