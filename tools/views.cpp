@@ -19,15 +19,15 @@ namespace {
 
 constexpr std::size_t kOverviewBins = 500;  // 2 px each across the 1000 px plot
 constexpr std::size_t kOverviewPaths = 8;
-constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+constexpr std::size_t kChunkBytes = std::size_t{1} << 19;  // per MPI message of the stream
 constexpr std::size_t kEventsPerStep = 4096;
 constexpr int kBinsTag = 7504;
 /// Critical-path stretches per chunk of the merge (40 B each): rank 0 holds one chunk per rank,
-/// about 16 MB in all, in as few round trips as that allows (each costs a yield when ranks
+/// about 4 MB in all, in as few round trips as that allows (each costs a yield when ranks
 /// outnumber cores).
 std::size_t stretches_per_chunk(int ranks) {
-  return std::clamp<std::size_t>(std::size_t{400000} / static_cast<std::size_t>(ranks), 256,
-                                 std::size_t{1} << 14);
+  return std::clamp<std::size_t>(std::size_t{100000} / static_cast<std::size_t>(ranks), 256,
+                                 4096);
 }
 
 std::string number(double v) {
