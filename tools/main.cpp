@@ -104,12 +104,15 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
   }
   if (vm.count("timeline-max-events")) {
     const char* why = nullptr;
-    if (s.timeline.empty()) why = "needs --timeline";
+    if (s.timeline.empty())
+      why = "needs --timeline";
     else if (!parse_count(max_events, s.timeline_max_events))
       why = "must be a whole number of events from 1 to 10^12";
     if (why != nullptr) {
-      if (talk) std::fprintf(stderr, "cpreplay: error: --timeline-max-events '%s' %s (see cpreplay "
-                                     "--help)\n", max_events.c_str(), why);
+      if (talk)
+        std::fprintf(stderr,
+                     "cpreplay: error: --timeline-max-events '%s' %s (see cpreplay --help)\n",
+                     max_events.c_str(), why);
       return 2;
     }
   }
