@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,10 @@ struct ScenarioCase {
   const char* iters;
   const char* max_events;
 };
+
+void PrintTo(const ScenarioCase& c, std::ostream* os) {
+  *os << c.name << " --iters " << c.iters << " --timeline-max-events " << c.max_events;
+}
 
 class ViewsScenario : public ::testing::TestWithParam<ScenarioCase> {};
 
