@@ -3,6 +3,7 @@
 #include "analysis/critical_path.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cpreplay/error.hpp"
 #include "replay/backward.hpp"
@@ -17,6 +18,7 @@ struct Interval {
   EventIdx to;    ///< end event of the owned stretch
   std::uint32_t callpath;
   double wait;  ///< wait(X), subtracted at cnode(X); 0 for the final stretch
+  Rank from_rank;  ///< X's partner, where the path came from; -1 for the final stretch
 };
 
 /// Latest Enter/Leave event strictly before e (the cut of a synchpoint, §7.2), or -1.
@@ -62,11 +64,11 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
                                [](const WaitState& w, EventIdx e) { return w.event < e; });
     if (it == waits.waits.begin() ||
         (waits.init_leave != kNoEvent && std::prev(it)->event < waits.init_leave)) {
-      intervals.push_back(Interval{waits.init_leave, end, UINT32_MAX, 0.0});
+      intervals.push_back(Interval{waits.init_leave, end, UINT32_MAX, 0.0, -1});
       return replay::Hop{trace.rank, replay::Token{replay::Token::kDone, 0, 0}};
     }
     const WaitState& x = *std::prev(it);
-    intervals.push_back(Interval{x.event, end, x.callpath, x.wait});
+    intervals.push_back(Interval{x.event, end, x.callpath, x.wait, x.target_rank});
     return replay::Hop{x.target_rank,
                        replay::Token{x.hop == HopKind::Event ? kEvent : kCollective, x.comm,
                                      x.target}};
@@ -115,8 +117,21 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
     const std::int64_t from = iv.from == kNoEvent ? -1 : cut_of(trace, iv.from);
     const std::int64_t to = cut_of(trace, iv.to);
     const double at_x = accumulate(from, to, result.cp, iv.callpath);
-    if (iv.callpath != UINT32_MAX) result.cp[iv.callpath] -= std::min(iv.wait, at_x);
+    const double lost = iv.callpath != UINT32_MAX ? std::min(iv.wait, at_x) : 0.0;
+    if (iv.callpath != UINT32_MAX) result.cp[iv.callpath] -= lost;
+    // The same stretch in time, for the timeline: it starts where the waiting at X ended.
+    if (trace.size() == 0) continue;
+    const Ticks cut_t = from >= 0 ? trace.time[static_cast<EventIdx>(from)] : trace.time.front();
+    const Ticks end_t = std::max(cut_t, to >= 0 ? trace.time[static_cast<EventIdx>(to)] : cut_t);
+    const auto lost_t = static_cast<Ticks>(
+        std::llround(lost * static_cast<double>(defs.clock.ticks_per_second)));
+    const std::uint32_t end_path = iv.to < trace.size() ? trace.callpath_of(iv.to)
+                                   : to >= 0 ? trace.ref[static_cast<EventIdx>(to)]
+                                             : UINT32_MAX;
+    result.stretches.push_back(PathStretch{std::min(cut_t + lost_t, end_t), end_t, iv.from, iv.to,
+                                           end_path, iv.from_rank});
   }
+  std::reverse(result.stretches.begin(), result.stretches.end());  // the walk went backwards
   return result;
 }
 

@@ -13,11 +13,24 @@
 
 namespace cpreplay::analysis {
 
+/// One stretch of the path owned by this rank, in time order: from where the path arrived (the
+/// synchpoint's cut plus the waiting subtracted there) to the cut of the stretch's end event.
+/// Summed over all ranks, end - begin adds up to the critical-path length.
+struct PathStretch {
+  Ticks begin = 0;
+  Ticks end = 0;
+  EventIdx from_event = kNoEvent;  ///< synchpoint X where the path arrived (kNoEvent: the start)
+  EventIdx to_event = kNoEvent;    ///< end event of the stretch (trace size: end of the events)
+  std::uint32_t callpath = UINT32_MAX;  ///< call path at the end of the stretch
+  Rank from_rank = -1;  ///< rank the path came from (X's partner); -1 for the first stretch
+};
+
 struct CriticalPathResult {
   std::vector<double> cp;       ///< this rank's critical-path time per call path (exclusive)
   std::vector<double> runtime;  ///< whole-run exclusive time per call path (§7.2 segments)
   std::vector<double> waits;    ///< W[c]: waiting time of this rank's wait states per call path
   std::uint64_t owned_segments = 0;  ///< how many stretches of the path this rank owned
+  std::vector<PathStretch> stretches;  ///< this rank's owned stretches, in time order
 };
 
 /// Walks critical-path ownership backwards and accumulates the owned segments.

@@ -3,12 +3,14 @@
 # decode-only floor (--read-only). Prints one table; nothing here is asserted by the test suite.
 #
 # usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind]
+#                     [--views]
+#   --views: also the cost of --timeline and --overview, from alternating runs with and without
 #   default: the issue's reference trace, simtrace.py stencil --ranks 4 --iters 50000 --seed 11
 #   (5,680,032 events; generated once into /tmp/cpreplay-bench/, needs Debian's python3-otf2;
 #   without it the project's own cpreplay-mktrace nonblocking scenario is used instead).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1
+ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1 views=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
@@ -17,7 +19,8 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --no-bind) bind=0; shift ;;
-    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind]" >&2; exit 2 ;;
+    --views) views=1; shift ;;
+    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind] [--views]" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -87,3 +90,31 @@ printf 'events/s         %s wall (incl. mpirun start-up), %s in the analysis pha
   "$(awk "BEGIN{printf \"%.3g\", $events / $phases_sum}")" "$phases_sum"
 printf 'peak per rank    %s MB (%s bytes/event on the largest rank); decode only %s MB; /usr/bin/time -v: %s MB\n' \
   "$peak_mb" "$bpe" "$floor_mb" "$time_mb"
+
+if [ "$views" = 1 ]; then
+  # Side by side: the two kinds of run alternate, so a busy machine slows both alike.
+  best_plain="" best_views="" views_phase=""
+  for _ in $(seq "$repeat"); do
+    for kind in plain views; do
+      extra=()
+      [ "$kind" = views ] && extra=(--timeline "$out/t.json" --overview "$out/o.svg")
+      /usr/bin/time -f "%e" -o "$out/time" mpirun --oversubscribe "${binding[@]}" -np "$np" \
+        "$cpreplay" -o "$out/r.cubex" "${extra[@]}" "$trace" >/dev/null 2>"$out/stderr" ||
+        { cat "$out/stderr" >&2; exit 1; }
+      wall=$(tail -n 1 "$out/time")
+      if [ "$kind" = plain ]; then
+        if [ -z "$best_plain" ] || awk "BEGIN{exit !($wall < $best_plain)}"; then best_plain=$wall; fi
+      elif [ -z "$best_views" ] || awk "BEGIN{exit !($wall < $best_views)}"; then
+        best_views=$wall
+        views_phase=$(sed -n 's/^cpreplay: views *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/stderr")
+      fi
+    done
+  done
+  printf 'views (s)        %s without, %s with --timeline --overview (%+.0f %%), best of %s alternating; views phase %s s\n' \
+    "$best_plain" "$best_views" "$(awk "BEGIN{print 100 * ($best_views / $best_plain - 1)}")" \
+    "$repeat" "$views_phase"
+  printf 'view files       timeline %s MB, overview %s kB; %s\n' \
+    "$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$out/t.json") / 1e6}")" \
+    "$(awk "BEGIN{printf \"%.0f\", $(stat -c %s "$out/o.svg") / 1e3}")" \
+    "$(grep -o 'timeline: .*' "$out/stderr" || echo "timeline complete")"
+fi

@@ -389,6 +389,10 @@ void remove_unfinished_reports() noexcept {
     if (g_pending_used[i]) ::unlink(g_pending_path[i]);
 }
 
+int register_unfinished_file(const std::string& tmp_path) { return register_pending(tmp_path); }
+
+void unregister_unfinished_file(int& slot) { unregister_pending(slot); }
+
 std::string CubeWriter::anchor_xml() const {
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.4\">\n";
   // CubeW 4.6 (the writer of Scalasca 2.6's reports) states its versions first, before the

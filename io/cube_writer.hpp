@@ -116,6 +116,12 @@ class CubeWriter {
 /// async-signal-safe, it only calls unlink(2).
 void remove_unfinished_reports() noexcept;
 
+/// Adds another output's temporary file to those remove_unfinished_reports() removes; returns
+/// its slot, or -1 when all are taken (the file is then only removed by its owner).
+int register_unfinished_file(const std::string& tmp_path);
+/// Forgets a slot from register_unfinished_file (and sets it to -1).
+void unregister_unfinished_file(int& slot);
+
 /// Positions of cnodes in Cube's enumeration for a metric (cube-format.md "N.index"):
 /// result[k] = cnode index at position k. Exclusive: depth-first preorder; inclusive: root,
 /// then all its children, then descend into the first child, and so on.

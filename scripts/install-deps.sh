@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs everything cpreplay needs to build and test, from Debian's packages (run as root).
+# usage: install-deps.sh [--with-browser]
+#   --with-browser: also Chromium, for the test that opens the --overview SVG in a real browser
+#   (it skips without one; Chromium is large, so the default set-up leaves it out).
 set -euo pipefail
 packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-program-options-dev
-          libgtest-dev zlib1g-dev cmake g++ make
+          libgtest-dev zlib1g-dev cmake g++ make python3
           lmod man-db)  # the installed-tree test loads the module file and looks up the man page
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) packages+=(chromium) ;;
+    *) echo "usage: install-deps.sh [--with-browser]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -20,8 +21,22 @@ using cpreplay::tools::Settings;
 
 namespace {
 
+/// A decimal count from 1 to 10^12, nothing else (no sign, no spaces, no suffix).
+bool parse_count(const std::string& text, std::uint64_t& out) {
+  if (text.empty() || text.size() > 13) return false;
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v < 1 || v > 1000000000000ull) return false;
+  out = v;
+  return true;
+}
+
 /// Parses the command line; returns -1 to continue, otherwise the exit code.
 int parse(int argc, char** argv, Settings& s, bool talk) {
+  std::string max_events;  // checked below: Boost would take "-1" as a huge unsigned number
   po::options_description opts("Options");
   opts.add_options()
       ("help,h", "print this help and exit")
@@ -43,7 +58,16 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "wait states), as Scalasca's --no-rootcause; their metrics stay empty")
       ("window", po::value(&s.window)->default_value(4096),
        "replay window: collective instances per reduction and send records per exchange "
-       "round, in event order (bounds replay memory; results do not depend on it)");
+       "round, in event order (bounds replay memory; results do not depend on it)")
+      ("timeline", po::value(&s.timeline),
+       "also write the run as a timeline to FILE.json (Chrome trace events: open it in "
+       "Perfetto or chrome://tracing), with the critical path and the wait states")
+      ("timeline-max-events", po::value(&max_events),
+       "at most N timeline events (default 2000000): shorter region visits are merged into "
+       "their parents, the critical path and the longest wait states are kept")
+      ("overview", po::value(&s.overview),
+       "also draw the run as one SVG picture to FILE.svg: ranks by time, coloured by call "
+       "path, waiting hatched, the critical path as a line");
   po::options_description hidden;
   hidden.add_options()("anchor", po::value(&s.anchor));
   po::options_description all;
@@ -79,6 +103,20 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
     if (talk) std::fprintf(stderr, "cpreplay: error: --window must be at least 1 (see cpreplay "
                                    "--help)\n");
     return 2;
+  }
+  if (vm.count("timeline-max-events")) {
+    const char* why = nullptr;
+    if (s.timeline.empty())
+      why = "needs --timeline";
+    else if (!parse_count(max_events, s.timeline_max_events))
+      why = "must be a whole number of events from 1 to 10^12";
+    if (why != nullptr) {
+      if (talk)
+        std::fprintf(stderr,
+                     "cpreplay: error: --timeline-max-events '%s' %s (see cpreplay --help)\n",
+                     max_events.c_str(), why);
+      return 2;
+    }
   }
   return -1;
 }

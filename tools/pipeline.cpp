@@ -19,12 +19,14 @@
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
+#include "io/output_file.hpp"
 #include "io/summary_writer.hpp"
 #include "replay/clock_correction.hpp"
 #include "replay/collectives.hpp"
 #include "replay/messages.hpp"
 #include "replay/preprocess.hpp"
 #include "tools/report.hpp"
+#include "tools/views.hpp"
 
 namespace cpreplay::tools {
 namespace {
@@ -119,6 +121,8 @@ class Pipeline {
       if (world_.rank() != 0) return;
       { io::CubeWriter probe(output_, io::CubeReportDef{}); }
       if (!settings_.json.empty()) io::check_json_writable(settings_.json);
+      if (!settings_.timeline.empty()) io::check_writable(settings_.timeline, "timeline");
+      if (!settings_.overview.empty()) io::check_writable(settings_.overview, "overview");
     });
   }
 
@@ -198,10 +202,29 @@ class Pipeline {
   void reduce() {
     progress_.begin("reduce");
     path_ = analysis::indicator_pass(world_, tree_, cp_, sev_);
+    stretches_ = std::move(cp_.stretches);  // for export_views
     cp_ = analysis::CriticalPathResult{};  // per-call-path arrays, no longer needed
     analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev_);
     analysis::finalize_metric_tree(sev_);
     phase_end("critical path " + std::to_string(path_.length) + " s");
+  }
+
+  /// --timeline and --overview: the run in time, with the critical path's stretches.
+  void export_views() {
+    if (settings_.timeline.empty() && settings_.overview.empty()) return;
+    progress_.begin("views");
+    const ViewOutputs out{settings_.timeline, settings_.overview, settings_.timeline_max_events,
+                          kCreator};
+    const ViewReport r = tools::export_views(world_, out, defs_, tree_, trace_, waits_, sev_,
+                                             stretches_, path_.length);
+    std::vector<analysis::PathStretch>().swap(stretches_);
+    std::string detail;
+    if (!settings_.timeline.empty())
+      detail = settings_.timeline + " (" + std::to_string(r.events_written) + " events)";
+    if (!settings_.overview.empty()) detail += (detail.empty() ? "" : ", ") + settings_.overview;
+    phase_end(detail);
+    if (world_.rank() == 0 && !r.reduction.empty())
+      std::fprintf(stderr, "cpreplay: note: timeline: %s\n", r.reduction.c_str());
   }
 
   void write_report() {
@@ -367,6 +390,7 @@ class Pipeline {
   analysis::WaitStateResult waits_;
   analysis::CriticalPathResult cp_;  ///< backward's result, consumed by reduce
   analysis::CriticalPathSummary path_;
+  std::vector<analysis::PathStretch> stretches_;  ///< reduce keeps them for export_views
 };
 
 }  // namespace
@@ -382,6 +406,7 @@ void run(const Settings& settings, replay::World& world) {
   p.backward();
   if (!settings.no_root_cause) p.root_causes();
   p.reduce();
+  p.export_views();
   p.write_report();
   p.summarize();
 }

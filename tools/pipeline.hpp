@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "replay/world.hpp"
@@ -21,6 +22,9 @@ struct Settings {
   bool no_root_cause = false;  ///< --no-rootcause: no delay costs, no wait-state classes
   bool count_ranks = false;  ///< print the trace's MPI rank count and stop (for job scripts)
   std::size_t window = 4096;  ///< collective instances per reduction, message records per round
+  std::string timeline;  ///< --timeline FILE.json (Chrome trace events), empty for none
+  std::string overview;  ///< --overview FILE.svg, empty for none
+  std::uint64_t timeline_max_events = 2000000;  ///< --timeline-max-events
 };
 
 /// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Binning a rank's time for the --overview picture.
+#include "analysis/overview.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace cpreplay::analysis {
+namespace {
+
+/// Adds the part of [a, b] (ticks) that falls into each bin to column `col`, in bin units.
+class Binner {
+ public:
+  Binner(const OverviewLayout& layout, float* out)
+      : begin_(layout.begin),
+        bins_(layout.bins),
+        columns_(layout.columns()),
+        out_(out),
+        per_tick_(layout.end > layout.begin ? static_cast<double>(layout.bins) /
+                                                  static_cast<double>(layout.end - layout.begin)
+                                            : 0.0) {}
+  void add(Ticks a, Ticks b, std::size_t col) {
+    if (b <= a || per_tick_ == 0.0) return;
+    const double fa = static_cast<double>(a - std::min(a, begin_)) * per_tick_;
+    const double fb = static_cast<double>(b - std::min(b, begin_)) * per_tick_;
+    auto bin = static_cast<std::size_t>(fa);
+    double x = fa;
+    while (x < fb && bin < bins_) {
+      const double edge = std::min(fb, static_cast<double>(bin + 1));
+      out_[bin * columns_ + col] += static_cast<float>(edge - x);
+      x = edge;
+      ++bin;
+    }
+  }
+
+ private:
+  Ticks begin_;
+  std::size_t bins_;
+  std::size_t columns_;
+  float* out_;
+  double per_tick_;
+};
+
+}  // namespace
+
+OverviewLayout overview_layout(const replay::World& world, const CallTree& tree,
+                               const Severity& sev, Ticks begin, Ticks end, std::size_t bins,
+                               std::size_t max_top) {
+  const std::size_t n = tree.size();
+  std::vector<double> total(n, 0.0);
+  MPI_Allreduce(sev.row(Metric::Time), total.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM,
+                world.comm());
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  // Ties by call path id, so every rank picks the same paths.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return total[a] > total[b]; });
+  OverviewLayout layout;
+  layout.begin = begin;
+  layout.end = end;
+  layout.bins = bins;
+  for (double t : total) layout.total_time += t;
+  // Paths below half a percent of the time would not show; they stay "other".
+  for (std::uint32_t c : order) {
+    if (layout.top.size() == max_top || !(total[c] > 0.005 * layout.total_time)) break;
+    layout.top.push_back(c);
+    layout.top_time.push_back(total[c]);
+  }
+  layout.class_of.assign(n, static_cast<std::uint8_t>(layout.top.size()));
+  for (std::size_t k = 0; k < layout.top.size(); ++k)
+    layout.class_of[layout.top[k]] = static_cast<std::uint8_t>(k);
+  return layout;
+}
+
+std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& tree,
+                                 const LocalTrace& trace, const WaitStateResult& waits,
+                                 std::uint64_t ticks_per_second) {
+  std::vector<float> out(layout.bins * layout.columns(), 0.0f);
+  Binner binner(layout, out.data());
+  // Exclusive time as the critical path counts it: the stretch before an Enter/Leave belongs to
+  // the innermost region open during it.
+  std::uint32_t current = UINT32_MAX;
+  Ticks prev = 0;
+  const auto n = static_cast<EventIdx>(trace.size());
+  for (EventIdx e = 0; e < n; ++e) {
+    const EventKind k = trace.kind[e];
+    if (k != EventKind::Enter && k != EventKind::Leave) continue;
+    const Ticks t = trace.time[e];
+    if (current < layout.class_of.size()) binner.add(prev, t, layout.class_of[current]);
+    prev = t;
+    if (k == EventKind::Enter) {
+      current = trace.ref[e];
+    } else {
+      const CallpathId parent =
+          trace.ref[e] < tree.size() ? tree.node(CallpathId{trace.ref[e]}).parent : CallpathId{};
+      current = parent.valid() ? parent.value : UINT32_MAX;
+    }
+  }
+  const std::size_t wait_col = layout.columns() - 1;
+  for (const WaitState& w : waits.waits) {
+    const Ticks start = wait_start(trace, w);
+    const auto length = static_cast<Ticks>(w.wait * static_cast<double>(ticks_per_second) + 0.5);
+    binner.add(start, start + length, wait_col);
+  }
+  return out;
+}
+
+}  // namespace cpreplay::analysis

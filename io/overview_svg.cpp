@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The --overview SVG: plain shapes and one hatch pattern, no scripts, no external references.
+#include "io/overview_svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace cpreplay::io {
+namespace {
+
+constexpr double kPlotX = 130.0;  // left of the plot: room for the rank labels
+constexpr double kPlotW = 1000.0;
+constexpr double kPlotTop = 56.0;
+constexpr double kRowsHeight = 640.0;  // rows share this, within the bounds below
+constexpr double kMinRow = 4.0;
+constexpr double kMaxRow = 48.0;
+constexpr double kWidth = kPlotX + kPlotW + 30.0;
+constexpr double kLegendLine = 18.0;
+/// Waiting is hatched where it takes at least this share of the row's time in a bin.
+constexpr float kHatchShare = 0.5f;
+/// A bin is left blank where the row has less than this share of it in any region.
+constexpr float kBlankShare = 0.05f;
+
+// Tableau 10: distinct for the common forms of colour blindness; grey is "other".
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#17becf"};
+constexpr const char* kOther = "#bab0ac";
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and carriage return.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string seconds(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+const char* colour(std::size_t k, std::size_t top) {
+  return k < top ? kPalette[k % (sizeof kPalette / sizeof kPalette[0])] : kOther;
+}
+
+/// Seconds for the axis in a readable unit.
+std::string time_label(double seconds, double step) {
+  char buf[48];
+  if (step >= 1.0)
+    std::snprintf(buf, sizeof buf, "%g s", seconds);
+  else if (step >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%g ms", std::round(seconds * 1e6) / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%g \xc2\xb5s", std::round(seconds * 1e9) / 1e3);
+  return buf;
+}
+
+}  // namespace
+
+int OverviewSvg::ranks_per_band(int ranks) {
+  return ranks <= kMaxRows ? 1 : (ranks + kMaxRows - 1) / kMaxRows;
+}
+
+OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
+    : file_(path, "overview"), spec_(std::move(spec)) {
+  per_band_ = ranks_per_band(std::max(spec_.ranks, 1));
+  rows_ = (std::max(spec_.ranks, 1) + per_band_ - 1) / per_band_;
+  row_height_ = std::clamp(std::floor(kRowsHeight / rows_), kMinRow, kMaxRow);
+  plot_top_ = kPlotTop;
+  const double plot_bottom = plot_top_ + rows_ * row_height_;
+  const std::size_t legend_lines = spec_.legend.size() + 3;  // other, waiting, critical path
+  const double height = plot_bottom + 44.0 + legend_lines * kLegendLine + 10.0;
+  std::string& o = buf_;
+  o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) + "\" height=\"" +
+       num(height) + "\" viewBox=\"0 0 " + num(kWidth) + " " + num(height) +
+       "\" font-family=\"sans-serif\" font-size=\"12\" data-ranks=\"" +
+       std::to_string(spec_.ranks) + "\" data-ranks-per-row=\"" + std::to_string(per_band_) +
+       "\" data-run-seconds=\"" + seconds(spec_.run_seconds) + "\">\n";
+  o += "<title>" + xml_escape(spec_.title) + "</title>\n";
+  o += "<defs><pattern id=\"waiting\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" "
+       "fill-opacity=\"0.3\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#000000\" "
+       "stroke-width=\"2.5\" stroke-opacity=\"0.7\"/></pattern></defs>\n";
+  o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  o += "<text x=\"" + num(kPlotX) + "\" y=\"24\" font-size=\"15\" font-weight=\"bold\">" +
+       xml_escape(spec_.title) + "</text>\n";
+  o += "<text x=\"" + num(kPlotX) + "\" y=\"42\" fill=\"#555555\">" +
+       std::string(per_band_ == 1 ? "one row per rank"
+                                  : "one band per " + std::to_string(per_band_) +
+                                        " ranks (colours: the band's main call path)") +
+       "; colour: the call path the time is spent in; hatched: waiting; black line: the "
+       "critical path</text>\n";
+  o += "<rect class=\"plot-area\" x=\"" + num(kPlotX) + "\" y=\"" + num(plot_top_) + "\" width=\"" +
+       num(kPlotW) + "\" height=\"" + num(rows_ * row_height_) +
+       "\" fill=\"#f6f6f6\" stroke=\"#999999\"/>\n<g class=\"rows\">\n";
+  file_.write(o);
+  o.clear();
+}
+
+double OverviewSvg::x_of(double seconds) const {
+  return kPlotX + (spec_.run_seconds > 0.0 ? seconds / spec_.run_seconds * kPlotW : 0.0);
+}
+
+double OverviewSvg::y_of(int rank) const {
+  return plot_top_ + (rank / per_band_ + 0.5) * row_height_;
+}
+
+void OverviewSvg::add_band(int first_rank, int last_rank, const float* bins) {
+  const std::size_t top = spec_.legend.size();
+  const std::size_t columns = top + 2;
+  const int row = first_rank / per_band_;
+  const double y = plot_top_ + row * row_height_;
+  const double bw = spec_.bins ? kPlotW / static_cast<double>(spec_.bins) : kPlotW;
+  const auto n = static_cast<float>(last_rank - first_rank + 1);
+  const std::string label = first_rank == last_rank ? "rank " + std::to_string(first_rank)
+                                                    : "ranks " + std::to_string(first_rank) + "-" +
+                                                          std::to_string(last_rank);
+  std::string& o = buf_;
+  o += "<g class=\"row\" data-first-rank=\"" + std::to_string(first_rank) + "\" data-last-rank=\"" +
+       std::to_string(last_rank) + "\"><title>" + label + "</title>";
+  // Rank labels at least 13 px apart.
+  const int label_every = std::max(1, static_cast<int>(std::ceil(13.0 / row_height_)));
+  if (row % label_every == 0)
+    o += "<text x=\"" + num(kPlotX - 6) + "\" y=\"" + num(y + row_height_ / 2 + 4) +
+         "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") + "\">" + label +
+         "</text>";
+  const double h = std::max(1.0, row_height_ - (row_height_ >= 8 ? 1.0 : 0.0));
+  // Colour runs: each bin takes the call-path class with the most time in it.
+  std::size_t run_start = 0;
+  std::size_t run_class = SIZE_MAX;
+  auto close_run = [&](std::size_t end_bin) {
+    if (run_class == SIZE_MAX) return;
+    o += "<rect x=\"" + num(kPlotX + run_start * bw) + "\" y=\"" + num(y) + "\" width=\"" +
+         num((end_bin - run_start) * bw) + "\" height=\"" + num(h) + "\" fill=\"" +
+         colour(run_class, top) + "\"/>";
+  };
+  for (std::size_t b = 0; b <= spec_.bins; ++b) {
+    std::size_t cls = SIZE_MAX;
+    if (b < spec_.bins) {
+      const float* v = bins + b * columns;
+      float busy = 0.0f, best = 0.0f;
+      for (std::size_t k = 0; k <= top; ++k) {
+        busy += v[k];
+        if (v[k] > best) {
+          best = v[k];
+          cls = k;
+        }
+      }
+      if (busy < kBlankShare * n) cls = SIZE_MAX;
+    }
+    if (cls != run_class) {
+      close_run(b);
+      run_start = b;
+      run_class = cls;
+    }
+  }
+  // Waiting, hatched over the colours.
+  bool waiting = false;
+  for (std::size_t b = 0; b <= spec_.bins; ++b) {
+    const bool w = b < spec_.bins && bins[b * columns + top + 1] >= kHatchShare * n;
+    if (w && !waiting) run_start = b;
+    if (!w && waiting)
+      o += "<rect class=\"waiting\" x=\"" + num(kPlotX + run_start * bw) + "\" y=\"" + num(y) +
+           "\" width=\"" + num((b - run_start) * bw) + "\" height=\"" + num(h) +
+           "\" fill=\"url(#waiting)\"/>";
+    waiting = w;
+  }
+  o += "</g>\n";
+  next_rank_ = last_rank + 1;
+  if (o.size() > (1u << 16)) {
+    file_.write(o);
+    o.clear();
+  }
+}
+
+void OverviewSvg::put_point(double x, double y) {
+  if (!path_started_) {
+    buf_ +=
+        "</g>\n<polyline class=\"critical-path\" fill=\"none\" stroke=\"#000000\" "
+        "stroke-width=\"2\" stroke-linejoin=\"round\" points=\"";
+    path_started_ = true;
+  }
+  buf_ += num(x) + "," + num(y) + " ";
+  ++path_points_;
+  if (buf_.size() > (1u << 16)) {
+    file_.write(buf_);
+    buf_.clear();
+  }
+}
+
+void OverviewSvg::flush_path_column() {
+  if (!have_column_) return;
+  const double x = static_cast<double>(column_) / 10.0;
+  put_point(x, first_y_);
+  if (low_y_ != first_y_ && low_y_ != last_y_) put_point(x, low_y_);
+  if (high_y_ != first_y_ && high_y_ != last_y_ && high_y_ != low_y_) put_point(x, high_y_);
+  if (last_y_ != first_y_) put_point(x, last_y_);
+  have_column_ = false;
+}
+
+void OverviewSvg::add_path_point(double seconds, int rank) {
+  const long long column = std::llround(x_of(seconds) * 10.0);
+  const double y = y_of(rank);
+  if (have_column_ && column == column_) {
+    last_y_ = y;
+    low_y_ = std::min(low_y_, y);
+    high_y_ = std::max(high_y_, y);
+    return;
+  }
+  flush_path_column();
+  column_ = column;
+  first_y_ = last_y_ = low_y_ = high_y_ = y;
+  have_column_ = true;
+}
+
+void OverviewSvg::commit() {
+  flush_path_column();
+  if (path_points_ == 1) put_point(static_cast<double>(column_) / 10.0, last_y_);  // a line
+  std::string& o = buf_;
+  o += path_started_ ? "\"/>\n" : "</g>\n";
+  // Time axis.
+  const double axis_y = plot_top_ + rows_ * row_height_;
+  if (spec_.run_seconds > 0.0) {
+    const double raw = spec_.run_seconds / 8.0;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+    o += "<g class=\"axis\" font-size=\"11\" fill=\"#333333\">";
+    for (double t = 0.0; t <= spec_.run_seconds * (1 + 1e-9); t += step) {
+      const double x = x_of(t);
+      o += "<line x1=\"" + num(x) + "\" y1=\"" + num(axis_y) + "\" x2=\"" + num(x) + "\" y2=\"" +
+           num(axis_y + 5) + "\" stroke=\"#333333\"/><text x=\"" + num(x) + "\" y=\"" +
+           num(axis_y + 18) + "\" text-anchor=\"middle\">" + time_label(t, step) + "</text>";
+    }
+    o += "<text x=\"" + num(kPlotX + kPlotW) + "\" y=\"" + num(axis_y + 32) +
+         "\" text-anchor=\"end\">time since the first event</text></g>\n";
+  }
+  // Legend.
+  double y = axis_y + 44.0;
+  o += "<g class=\"legend\">";
+  auto entry = [&](const std::string& swatch, const std::string& text) {
+    o += swatch + "<text x=\"" + num(kPlotX + 22) + "\" y=\"" + num(y + 11) + "\">" +
+         xml_escape(text) + "</text>";
+    y += kLegendLine;
+  };
+  auto box = [&](const std::string& fill) {
+    return "<rect x=\"" + num(kPlotX) + "\" y=\"" + num(y) +
+           "\" width=\"16\" height=\"12\" fill=\"" + fill +
+           "\" stroke=\"#666666\" stroke-width=\"0.5\"/>";
+  };
+  for (std::size_t k = 0; k < spec_.legend.size(); ++k)
+    entry(box(colour(k, spec_.legend.size())), spec_.legend[k]);
+  entry(box(kOther), "other call paths");
+  entry(box(kOther) + box("url(#waiting)"), "waiting in wait states (half of the time or more)");
+  entry("<line x1=\"" + num(kPlotX) + "\" y1=\"" + num(y + 6) + "\" x2=\"" + num(kPlotX + 16) +
+            "\" y2=\"" + num(y + 6) + "\" stroke=\"#000000\" stroke-width=\"2\"/>",
+        "critical path (jumps to the rank it continues on)");
+  o += "</g>\n</svg>\n";
+  file_.write(o);
+  o.clear();
+  file_.commit();
+}
+
+}  // namespace cpreplay::io

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Formats the Chrome trace-event JSON of --timeline (the format Perfetto and chrome://tracing
+// open): complete events, flow events and the metadata naming processes and threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+
+namespace cpreplay::io {
+
+/// Appends JSON text for one event at a time. Times are integer nanoseconds, written as
+/// microseconds with three decimals (exact). Every event but the file's first starts with a
+/// comma, so chunks of events from any rank can be concatenated in any order.
+/// MPI: local.
+class TimelineFormat {
+ public:
+  /// Precomputes each call path's name and path text ("main/foo/MPI_Send").
+  TimelineFormat(const Definitions& defs, const CallTree& tree);
+
+  /// The file's opening, up to and including its first event (the name of process `pid`).
+  static std::string header(int pid, const std::string& process_name, int sort_index);
+  /// The file's end: closes traceEvents, then displayTimeUnit and "otherData" with the
+  /// (key, JSON value) pairs of `other` (known only once everything is written).
+  static std::string footer(const std::vector<std::pair<std::string, std::string>>& other);
+
+  /// A region visit on thread 0 of process `pid`: name = region, args.path = call path.
+  void activity(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
+                std::uint32_t callpath) const;
+  /// A wait-state instance on thread 1 of process `pid`.
+  void wait_state(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
+                  const char* name, int partner, double wait_s, std::uint32_t callpath) const;
+  /// An owned stretch of the critical path: process `pid`, thread = the owning rank.
+  void stretch(std::string& out, int pid, int rank, std::uint64_t ts_ns, std::uint64_t dur_ns,
+               std::uint32_t callpath) const;
+  /// Flow start ('s') or end ('f', bound to the enclosing slice) of hand-over `id`.
+  static void flow(std::string& out, char phase, std::uint64_t id, int pid, int tid,
+                   std::uint64_t ts_ns);
+  static void process_name(std::string& out, int pid, const std::string& name, int sort_index);
+  static void thread_name(std::string& out, int pid, int tid, const std::string& name);
+
+  /// `text` as a JSON string literal (quotes included; invalid UTF-8 becomes U+FFFD).
+  static std::string quote(const std::string& text);
+
+ private:
+  const std::string& path_args(std::uint32_t callpath) const;
+  std::vector<std::string> name_;  ///< per call path: "\"name\":\"foo\""
+  std::vector<std::string> path_;  ///< per call path: "\"path\":\"main/foo\""
+  std::string unknown_name_ = "\"name\":\"(unknown)\"";
+  std::string unknown_path_ = "\"path\":\"\"";
+};
+
+}  // namespace cpreplay::io

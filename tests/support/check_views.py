@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Checks cpreplay's --timeline JSON and --overview SVG as strictly as their clients read them
+# (Python's json without NaN/Infinity or duplicate keys, expat for XML) and prints what the
+# tests assert on as JSON. Exit 1 with one line on stderr when a rule is broken.
+#
+# usage: check_views.py timeline FILE.json | check_views.py svg FILE.svg
+import json
+import sys
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def fail(msg):
+    sys.stderr.write("check_views: %s\n" % msg)
+    sys.exit(1)
+
+
+def reject_constant(name):
+    fail("non-standard JSON constant %s" % name)
+
+
+def no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        fail("duplicate key in object: %r" % keys)
+    return dict(pairs)
+
+
+def check_timeline(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")  # strict: invalid UTF-8 is an error
+        doc = json.loads(text, parse_constant=reject_constant, object_pairs_hook=no_duplicates)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        fail("%s does not parse: %s" % (path, e))
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        fail("no traceEvents array")
+    if doc.get("displayTimeUnit") not in ("ms", "ns"):
+        fail("displayTimeUnit must be \"ms\" or \"ns\"")
+    events = doc["traceEvents"]
+    names = {}      # pid -> process name
+    threads = {}    # (pid, tid) -> thread name
+    per_thread = {}  # (pid, tid) -> [events in file order]
+    flows = {}
+    for i, e in enumerate(events):
+        ph = e.get("ph")
+        if not isinstance(e.get("pid"), int):
+            fail("event %d has no integer pid" % i)
+        if ph == "M":
+            if e.get("name") == "process_name":
+                names[e["pid"]] = e["args"]["name"]
+            elif e.get("name") == "thread_name":
+                threads[(e["pid"], e["tid"])] = e["args"]["name"]
+            continue
+        for key in ("tid", "ts"):
+            if key not in e:
+                fail("event %d (%s) has no %s" % (i, ph, key))
+        if not isinstance(e["ts"], (int, float)) or e["ts"] < 0:
+            fail("event %d: bad ts" % i)
+        if ph == "X":
+            if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
+                fail("event %d: bad dur" % i)
+            if not isinstance(e.get("name"), str):
+                fail("event %d: no name" % i)
+        elif ph in ("s", "f"):
+            key = (e.get("cat"), e.get("name"), e.get("id"))
+            slot = flows.setdefault(key, {})
+            if ph in slot:
+                fail("flow %r has two '%s' events" % (key, ph))
+            slot[ph] = e
+        else:
+            fail("event %d: unexpected phase %r" % (i, ph))
+        per_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    # Per thread: time order, complete events properly nested. Tolerance: the file's
+    # three decimals of a microsecond.
+    eps = 0.0005
+    for key, evs in per_thread.items():
+        last_ts = -1.0
+        stack = []
+        for e in evs:
+            if e["ts"] < last_ts - eps:
+                fail("pid %d tid %d: ts %.3f after %.3f (not in time order)"
+                     % (key[0], key[1], e["ts"], last_ts))
+            last_ts = e["ts"]
+            if e["ph"] != "X":
+                continue
+            end = e["ts"] + e["dur"]
+            while stack and stack[-1] <= e["ts"] + eps:
+                stack.pop()
+            if stack and end > stack[-1] + eps:
+                fail("pid %d tid %d: %s [%.3f, %.3f] overlaps its parent ending at %.3f"
+                     % (key[0], key[1], e["name"], e["ts"], end, stack[-1]))
+            stack.append(end)
+    for key, pair in flows.items():
+        if set(pair) != {"s", "f"}:
+            fail("flow %r has no pair: only %s" % (key, sorted(pair)))
+        if pair["f"]["ts"] < pair["s"]["ts"]:
+            fail("flow %r ends before it starts" % (key,))
+        if pair["f"].get("bp") != "e":
+            fail("flow end %r does not bind to its enclosing slice" % (key,))
+    cp_pids = [p for p, n in names.items() if n == "critical path"]
+    if len(cp_pids) != 1:
+        fail("expected one process named 'critical path', found %d" % len(cp_pids))
+    cp_pid = cp_pids[0]
+    stretches = sorted((e for e in events if e.get("pid") == cp_pid and e.get("ph") == "X"),
+                       key=lambda e: e["ts"])
+    for a, b in zip(stretches, stretches[1:]):
+        if abs(a["ts"] + a["dur"] - b["ts"]) > 1.0:
+            fail("critical path not contiguous: stretch ends at %.3f, next begins at %.3f"
+                 % (a["ts"] + a["dur"], b["ts"]))
+        if a["args"]["rank"] != b["args"]["rank"]:
+            # A hand-over between ranks: a flow from the one to the other at that time.
+            ok = any(p["s"]["tid"] == a["args"]["rank"] and p["f"]["tid"] == b["args"]["rank"]
+                     and abs(p["s"]["ts"] - b["ts"]) <= 1.0 for p in flows.values())
+            if not ok:
+                fail("no flow from rank %d to rank %d at %.3f"
+                     % (a["args"]["rank"], b["args"]["rank"], b["ts"]))
+    facts = {
+        "processes": {str(p): n for p, n in sorted(names.items())},
+        "threads": {"%d/%d" % k: n for k, n in sorted(threads.items())},
+        "otherData": doc.get("otherData"),
+        "flows": len(flows),
+        "critical_path": [{"rank": e["args"]["rank"], "ts": e["ts"], "dur": e["dur"],
+                           "path": e["args"]["path"]} for e in stretches],
+        "critical_path_sum_us": sum(e["dur"] for e in stretches),
+        "threads_events": {
+            "%d/%d" % k: [[e["ph"], e.get("name"), e["ts"], e.get("dur"), e.get("args", {})]
+                          for e in v]
+            for k, v in sorted(per_thread.items()) if k[0] != cp_pid},
+    }
+    json.dump(facts, sys.stdout, sort_keys=True)
+
+
+def check_svg(path):
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        fail("%s is not well-formed XML: %s" % (path, e))
+    if root.tag != SVG + "svg":
+        fail("root element is %s, not svg" % root.tag)
+    for el in root.iter():
+        for attr in ("href", "{http://www.w3.org/1999/xlink}href"):
+            ref = el.get(attr)
+            if ref is not None and not ref.startswith("#"):
+                fail("external reference %s: not self-contained" % ref)
+        if el.tag in (SVG + "script", SVG + "image", SVG + "foreignObject"):
+            fail("%s element: not a plain picture" % el.tag)
+    ranks = int(root.get("data-ranks"))
+    rows = [g for g in root.iter(SVG + "g") if g.get("class") == "row"]
+    covered = []
+    for g in rows:
+        first, last = int(g.get("data-first-rank")), int(g.get("data-last-rank"))
+        covered.extend(range(first, last + 1))
+    if covered != list(range(ranks)):
+        fail("rows do not cover ranks 0..%d once each in order" % (ranks - 1))
+    area = [r for r in root.iter(SVG + "rect") if r.get("class") == "plot-area"]
+    lines = [p for p in root.iter(SVG + "polyline") if p.get("class") == "critical-path"]
+    if len(area) != 1 or len(lines) != 1:
+        fail("expected one plot area and one critical-path line")
+    points = [tuple(float(v) for v in p.split(",")) for p in lines[0].get("points").split()]
+    row_y = {}
+    for g in rows:
+        r = [c for c in g if c.tag == SVG + "rect"]
+        row_y[g.get("data-first-rank")] = r[0].get("y") if r else None
+    facts = {
+        "ranks": ranks,
+        "rows": [[int(g.get("data-first-rank")), int(g.get("data-last-rank"))] for g in rows],
+        "run_seconds": float(root.get("data-run-seconds")),
+        "plot_x": float(area[0].get("x")),
+        "plot_width": float(area[0].get("width")),
+        "plot_y": float(area[0].get("y")),
+        "plot_height": float(area[0].get("height")),
+        "path_points": points,
+        "path_min_x": min(p[0] for p in points),
+        "path_max_x": max(p[0] for p in points),
+        "legend": [t.text for g in root.iter(SVG + "g") if g.get("class") == "legend"
+                   for t in g.iter(SVG + "text")],
+        "waiting_rects": sum(1 for r in root.iter(SVG + "rect") if r.get("class") == "waiting"),
+        "row_fills": [sorted({r.get("fill") for r in g if r.tag == SVG + "rect"
+                              and r.get("class") != "waiting"}) for g in rows],
+    }
+    json.dump(facts, sys.stdout, sort_keys=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("timeline", "svg"):
+        fail("usage: check_views.py timeline FILE.json | check_views.py svg FILE.svg")
+    (check_timeline if sys.argv[1] == "timeline" else check_svg)(sys.argv[2])

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The --timeline and --overview stage: every rank computes its part, rank 0 writes the files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/critical_path.hpp"
+#include "analysis/metric_table.hpp"
+#include "analysis/wait_states.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::tools {
+
+struct ViewOutputs {
+  std::string timeline;                ///< --timeline FILE.json, empty for none
+  std::string overview;                ///< --overview FILE.svg, empty for none
+  std::uint64_t max_events = 2000000;  ///< --timeline-max-events
+  std::string creator;
+};
+
+/// What the stage did, for the progress line and the terminal (rank 0).
+struct ViewReport {
+  std::uint64_t events_written = 0;  ///< timeline events (without the naming metadata)
+  std::uint64_t events_total = 0;    ///< what the run has in full
+  std::string reduction;             ///< one sentence when --timeline-max-events merged events
+};
+
+/// Writes the requested views atomically. `sev` holds exclusive `time` per call path,
+/// `stretches` this rank's critical-path stretches, `cp_length` the path's length in seconds.
+/// Errors of rank 0's files are agreed on (World::agree) after every rank took part.
+/// MPI: collective on world.
+ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
+                        const CallTree& tree, const LocalTrace& trace,
+                        const analysis::WaitStateResult& waits, const analysis::Severity& sev,
+                        const std::vector<analysis::PathStretch>& stretches, double cp_length);
+
+}  // namespace cpreplay::tools
