@@ -104,7 +104,8 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
     return static_cast<std::size_t>(std::prev(it) - waits.waits.begin());
   };
   std::vector<Interval> intervals;
-  // The stretch that ends at `end` on this rank, `position` stretches from the path's end.
+  // The stretch that ends at `end` on this rank, the position-th of the walk (0: the last one
+  // in time, which ends the run).
   auto own = [&](EventIdx end, std::uint32_t position) {
     const std::size_t x = owner_before(end);
     if (x == n) {
@@ -143,7 +144,9 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   // (2) Which wait states are on the path, and where.
   const replay::ListRanking ranked = replay::rank_list(world, next, head, [&](std::uint32_t i) {
     return defs.anchor_path + ": rank " + std::to_string(trace.rank) + ", event " +
-           std::to_string(waits.waits[i].event);
+           std::to_string(waits.waits[i].event) +
+           ": the critical path comes back to this wait state (its hops form a cycle, which "
+           "no real run's communication can)";
   });
   std::vector<replay::NodeRef>().swap(next);
 

@@ -73,7 +73,7 @@ enum : int { kMarks = 1, kCycle = 2 };
 }  // namespace
 
 ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, NodeRef head,
-                      const std::function<std::string(std::uint32_t)>& describe) {
+                      const std::function<std::string(std::uint32_t)>& cycle_error) {
   const std::size_t n = next.size();
   const std::size_t p = static_cast<std::size_t>(world.size());
   ListRanking result;
@@ -105,9 +105,7 @@ ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, Node
     }
     if (cycle_rank >= 0) {
       if (cycle_rank == world.rank())
-        throw ReplayError("backward replay: the critical path runs in a cycle at " +
-                          describe(static_cast<std::uint32_t>(cycle_at)) +
-                          " (it is reached twice going backwards)");
+        throw ReplayError(cycle_error(static_cast<std::uint32_t>(cycle_at)));
       throw PeerFailed();
     }
     // Every ranked node has no jump left: the list is shorter than `step`, all of it ranked.

@@ -47,11 +47,11 @@ struct ListRanking {
 /// Precondition: fewer than 2^31 nodes on all ranks together (the caller checks; it keeps every
 /// exchange within MPI's int counts and every position within 32 bits).
 /// Throws ReplayError (on the rank holding the node, PeerFailed elsewhere) if the chain from the
-/// head runs into a cycle: a node is reached at two positions. `describe(index)` names that node
-/// for the message.
+/// head runs into a cycle: a node is reached at two positions. `cycle_error(index)` is the
+/// message, for that node.
 /// MPI: collective on world.
 ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, NodeRef head,
-                      const std::function<std::string(std::uint32_t)>& describe);
+                      const std::function<std::string(std::uint32_t)>& cycle_error);
 
 namespace detail {
 
