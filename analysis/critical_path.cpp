@@ -4,6 +4,7 @@
 #include "analysis/critical_path.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "cpreplay/error.hpp"
 #include "replay/pointer_jump.hpp"
@@ -142,13 +143,14 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   MPI_Bcast(&head, sizeof head, MPI_BYTE, start, world.comm());
 
   // (2) Which wait states are on the path, and where.
-  const replay::ListRanking ranked = replay::rank_list(world, next, head, [&](std::uint32_t i) {
+  auto cycle_error = [&](std::uint32_t i) {
     return defs.anchor_path + ": rank " + std::to_string(trace.rank) + ", event " +
            std::to_string(waits.waits[i].event) +
            ": the critical path comes back to this wait state (its hops form a cycle, which "
            "no real run's communication can)";
-  });
-  std::vector<replay::NodeRef>().swap(next);
+  };
+  const replay::ListRanking ranked =
+      replay::rank_list(world, std::move(next), head, cycle_error);
 
   // (3) Each stretch on the path is owned by the rank the previous one hands over to. (1) has
   // checked every hop, so end_of cannot throw here.

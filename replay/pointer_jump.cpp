@@ -3,6 +3,7 @@
 #include "replay/pointer_jump.hpp"
 
 #include <climits>
+#include <utility>
 
 #include "cpreplay/error.hpp"
 
@@ -72,7 +73,7 @@ enum : int { kMarks = 1, kCycle = 2 };
 
 }  // namespace
 
-ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, NodeRef head,
+ListRanking rank_list(const World& world, std::vector<NodeRef> next, NodeRef head,
                       const std::function<std::string(std::uint32_t)>& cycle_error) {
   const std::size_t n = next.size();
   const std::size_t p = static_cast<std::size_t>(world.size());
@@ -81,7 +82,7 @@ ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, Node
   if (head.none()) return result;
   if (head.rank == world.rank()) result.position[head.index] = 0;
 
-  std::vector<NodeRef> jump = next;  // J_k: the node 2^k steps ahead (none: beyond the end)
+  std::vector<NodeRef> jump = std::move(next);  // J_k: 2^k steps ahead (none: beyond the end)
   std::vector<int> send_counts(p), recv_counts, flags;
   std::vector<JumpRequest> out, in;
   std::vector<NodeRef> answers, replies;

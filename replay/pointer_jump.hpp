@@ -42,15 +42,15 @@ struct ListRanking {
 /// node at position p < 2^k marks its jump target with p + 2^k, so after ceil(log2 L) rounds the
 /// L nodes from the head are marked, each with its exact position. Per round: one all-to-all of
 /// counts (which also tells every rank whether anybody still marks) and two of records.
-/// Memory: 8 B (jump) + 4 B (position) per node, plus one round's requests and replies (at most
-/// 16 B per node sent and per node asked).
+/// Memory: `next` becomes the jump table (pass it moved), 4 B (position) per node, plus one
+/// round's requests and replies (16 B per node that asks, 16 B per node asked).
 /// Precondition: fewer than 2^31 nodes on all ranks together (the caller checks; it keeps every
 /// exchange within MPI's int counts and every position within 32 bits).
 /// Throws ReplayError (on the rank holding the node, PeerFailed elsewhere) if the chain from the
 /// head runs into a cycle: a node is reached at two positions. `cycle_error(index)` is the
 /// message, for that node.
 /// MPI: collective on world.
-ListRanking rank_list(const World& world, const std::vector<NodeRef>& next, NodeRef head,
+ListRanking rank_list(const World& world, std::vector<NodeRef> next, NodeRef head,
                       const std::function<std::string(std::uint32_t)>& cycle_error);
 
 namespace detail {
