@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Critical-path pass: backward ownership walk from the last MPI_Finalize (scalasca-metrics.md
-// §7.2-§7.3), then each rank accumulates the time it owned per call path.
+// Critical-path pass: ownership followed backwards from the last MPI_Finalize (scalasca-metrics.md
+// §7.2-§7.3) by pointer jumping over the wait states, then each rank accumulates the time it
+// owned per call path.
 #pragma once
 
 #include <vector>
@@ -33,7 +34,9 @@ struct CriticalPathResult {
   std::vector<PathStretch> stretches;  ///< this rank's owned stretches, in time order
 };
 
-/// Walks critical-path ownership backwards and accumulates the owned segments.
+/// Finds the critical path (successor links in one exchange, the list ranked from its head in
+/// ceil(log2 hops) rounds) and accumulates the owned segments. Throws ReplayError when the hops
+/// form a cycle (no real run's communication can).
 /// Throws IncompleteTraceError (via World::agree, on the lowest such rank) when a rank has no
 /// MPI_Finalize: the path has no end to start from.
 /// MPI: collective on world.
