@@ -461,20 +461,26 @@ class RootCause {
         state_[j] = kResolved;
         --active_;
         moved = true;
+        flush();
       }
-      // Severities in reverse event order: a point's are added once every later one's are.
-      while (flush_ > 0 && state_[flush_ - 1] == kResolved) {
-        --flush_;
-        const auto buf = sev_buf_.find(flush_);
-        if (buf == sev_buf_.end()) continue;
-        for (const SevPart& part : buf->second) sev_.add(part.metric, part.callpath, part.value);
-        sev_buf_.erase(buf);
-      }
+      flush();
       // Room in the window again: the next pass covers only the points activated for it.
       if (low_ == 0 || active_ >= window_) break;
       top = low_;
     }
     return moved;
+  }
+
+  /// Severities in reverse event order: a point's are added once every later one's are.
+  void flush() {
+    while (flush_ > 0 && state_[flush_ - 1] == kResolved) {
+      --flush_;
+      if (sev_buf_.empty()) continue;
+      const auto buf = sev_buf_.find(flush_);
+      if (buf == sev_buf_.end()) continue;
+      for (const SevPart& part : buf->second) sev_.add(part.metric, part.callpath, part.value);
+      sev_buf_.erase(buf);
+    }
   }
 
   /// Resolves every active point that waits for a record that will not come: a partner point
@@ -556,6 +562,15 @@ class RootCause {
       if (sps_[e].wait > 0.0) --pending_[e];
   }
 
+  /// A severity of point x: added at once when every later point's are in (the usual case: points
+  /// resolve in descending order), else kept until they are.
+  void emit(std::int64_t x, Metric m, std::uint32_t callpath, double v) {
+    if (x == flush_ - 1)
+      sev_.add(m, callpath, v);
+    else
+      sev_buf_[x].push_back(SevPart{m, callpath, v});
+  }
+
   void add_cost(std::int64_t e, std::int64_t from, int pattern, std::uint8_t seq, double v) {
     cost_parts_[e].push_back(CostPart{from, seq, static_cast<std::uint8_t>(pattern), v});
   }
@@ -598,14 +613,13 @@ class RootCause {
     const TimeMap d = diff(prune(a, x, &wsum), in.u, dsum);
     const double den = dsum + wsum;
     const double sigma = den > 0.0 ? std::min(in.wait / den, 1.0) : 0.0;
-    auto& out = sev_buf_[x];
     if (dsum > 0.0)
-      for (const auto& [c, v] : d) out.push_back(SevPart{kShortTerm[type], c, sigma * v});
+      for (const auto& [c, v] : d) emit(x, kShortTerm[type], c, sigma * v);
     if (den > 0.0) {
       for (int p = 0; p < kPatterns; ++p) {
         const double rho = in.cost[p] / den;
         if (rho > 0.0)
-          for (const auto& [c, v] : d) out.push_back(SevPart{kLongTerm[p], c, rho * v});
+          for (const auto& [c, v] : d) emit(x, kLongTerm[p], c, rho * v);
         const double scale = p == type ? sigma + rho : rho;
         if (scale > 0.0)
           for (std::int64_t e = a + 1; e < x; ++e)
@@ -772,12 +786,11 @@ class RootCause {
           base[k] += s;
       }
     }
-    auto& out = sev_buf_[x];
     auto add_rows = [&](Metric m, const std::vector<double>& row) {
       double total = 0.0;
       for (double v : row) total += v;
       if (!(total > 0.0)) return;
-      for (std::size_t i = 0; i < n; ++i) out.push_back(SevPart{m, pc.paths[i], row[i]});
+      for (std::size_t i = 0; i < n; ++i) emit(x, m, pc.paths[i], row[i]);
     };
     add_rows(kShortTerm[type], sums[0]);
     for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], sums[1 + p]);
