@@ -30,8 +30,8 @@ fi
 np=$("$cpreplay" --count-ranks "$trace")
 out=$(mktemp -d)
 hogs=()
-cleanup() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$out"; }
-trap cleanup EXIT
+stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }
+trap 'stop_hogs; rm -rf "$out"' EXIT
 
 run() {  # run LABEL -> best-of-$repeat wall seconds; the best run's phase lines kept in $out/LABEL
   local label=$1 best=""
@@ -51,7 +51,7 @@ phase() { sed -n "s/^cpreplay: $2 *\.\.\. \([0-9.]*\) s.*/\1/p" "$out/$1" | head
 quiet=$(run quiet)
 for _ in 1 2; do (while :; do :; done) & hogs+=($!); done
 loaded=$(run loaded)
-cleanup; hogs=()
+stop_hogs
 printf 'trace        %s (%s ranks, %s cores)\n' "$trace" "$np" "$(nproc)"
 printf 'quiet        wall %.2f s   forward %s s  backward %s s  root causes %s s\n' "$quiet" \
   "$(phase quiet forward)" "$(phase quiet backward)" "$(phase quiet 'root causes')"
