@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cpreplay/error.hpp"
@@ -391,10 +392,9 @@ Definitions build_definitions(const std::string& anchor, const DefState& s) {
   for (const auto& [id, g] : s.groups.items) {
     const std::string whose = "group " + std::to_string(id);
     s.str(g.name, whose);
-    std::unordered_map<uint64_t, std::size_t> seen;
-    for (std::size_t k = 0; k < g.members.size(); ++k) {
-      const uint64_t m = g.members[k];
-      if (!seen.emplace(m, k).second)
+    std::unordered_set<uint64_t> seen;
+    for (const uint64_t m : g.members) {
+      if (!seen.insert(m).second)
         s.fail(whose + " lists member " + std::to_string(m) + " twice");
       if ((g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS || g.type == OTF2_GROUP_TYPE_LOCATIONS) &&
           !s.locations.find(m))
