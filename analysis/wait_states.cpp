@@ -107,7 +107,9 @@ class WaitStatePass::Impl {
     if (cls != MpiClass::Test) {
       const Ticks er = trace_.time[call];
       const Ticks lr = trace_.time[trace_.leave_of(call)];
-      const double idle = span(er, std::min(s.call_enter, lr));
+      // RemoteSend is packed: its fields are copied, never bound to std::min's references.
+      const Ticks send_enter = s.call_enter;
+      const double idle = span(er, std::min(send_enter, lr));
       if (cls == MpiClass::WaitMulti) {
         if (idle > 0.0 && (!multi_.have || idle > multi_.idle)) {
           multi_ = PendingMulti{call, idle, message, true};
@@ -161,7 +163,7 @@ class WaitStatePass::Impl {
       if (was_latest) refresh_latest_send();
     }
     ls_buffer_.push_back(LsEntry{s.time, cp, trace_.message(r).peer, s.bytes, idle});
-    ls_latest_send_ = std::max(ls_latest_send_, s.time);
+    ls_latest_send_ = std::max(ls_latest_send_, Ticks{s.time});  // s is packed: a copy
   }
 
   /// §5.2: an earlier Late Sender whose message was sent after this one was received out of

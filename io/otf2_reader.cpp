@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cpreplay/error.hpp"
@@ -69,6 +71,10 @@ ReaderPtr open_archive(const std::string& anchor) {
 
 // ---------------------------------------------------------------------------------------------
 // Global definitions
+//
+// Every record is kept as it was read and every reference is checked once all are in (OTF2
+// does not order definitions by their references): a damaged file (a job killed while Score-P
+// wrote it, a quota hit, a copy cut short) must give one line naming it, never a wild index.
 
 struct RawRegion {
   OTF2_StringRef name, canonical, description, file;
@@ -77,6 +83,7 @@ struct RawRegion {
   uint32_t begin, end;
 };
 struct RawGroup {
+  OTF2_StringRef name;
   OTF2_GroupType type;
   OTF2_Paradigm paradigm;
   std::vector<uint64_t> members;
@@ -84,11 +91,13 @@ struct RawGroup {
 struct RawComm {
   OTF2_StringRef name;
   OTF2_GroupRef group;
+  OTF2_CommRef parent;
 };
 struct RawLocationGroup {
   OTF2_StringRef name;
   OTF2_LocationGroupType type;
   OTF2_SystemTreeNodeRef parent;
+  OTF2_LocationGroupRef creator;
 };
 struct RawLocation {
   OTF2_StringRef name;
@@ -100,22 +109,65 @@ struct RawNode {
   OTF2_StringRef name, cls;
   OTF2_SystemTreeNodeRef parent;
 };
+struct RawAttribute {
+  OTF2_StringRef name, description;
+};
+
+/// Definitions of one kind in file order, with their ids' positions.
+template <class Id, class Raw>
+struct Table {
+  std::vector<std::pair<Id, Raw>> items;
+  std::unordered_map<Id, std::size_t> index;
+
+  static constexpr std::size_t kNone = SIZE_MAX;
+  std::size_t pos(Id id) const {
+    auto it = index.find(id);
+    return it == index.end() ? kNone : it->second;
+  }
+  const Raw* find(Id id) const {
+    const std::size_t p = pos(id);
+    return p == kNone ? nullptr : &items[p].second;
+  }
+};
 
 struct DefState {
-  std::unordered_map<OTF2_StringRef, std::string> strings;
-  std::unordered_map<OTF2_RegionRef, RawRegion> regions;
-  std::unordered_map<OTF2_GroupRef, RawGroup> groups;
-  std::unordered_map<OTF2_CommRef, RawComm> comms;
-  std::vector<std::pair<OTF2_LocationGroupRef, RawLocationGroup>> location_groups;
-  std::vector<std::pair<OTF2_LocationRef, RawLocation>> locations;
-  std::vector<std::pair<OTF2_SystemTreeNodeRef, RawNode>> nodes;
+  std::string anchor;
+  std::string file;  ///< the global definitions file, for messages
+  Table<OTF2_StringRef, std::string> strings;
+  Table<OTF2_RegionRef, RawRegion> regions;
+  Table<OTF2_GroupRef, RawGroup> groups;
+  Table<OTF2_CommRef, RawComm> comms;
+  Table<OTF2_LocationGroupRef, RawLocationGroup> location_groups;
+  Table<OTF2_LocationRef, RawLocation> locations;
+  Table<OTF2_SystemTreeNodeRef, RawNode> nodes;
+  Table<OTF2_AttributeRef, RawAttribute> attributes;
+  Table<OTF2_ParameterRef, OTF2_StringRef> parameters;
   Clock clock;
   bool have_clock = false;
   std::exception_ptr error;
 
-  std::string str(OTF2_StringRef ref) const {
-    auto it = strings.find(ref);
-    return it == strings.end() ? std::string() : it->second;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw TraceError(anchor + ": global definitions " + file + ": " + what);
+  }
+
+  /// Adds a record; an id given twice, or OTF2's "undefined" value as an id, is damage.
+  template <class Id, class Raw>
+  void add(Table<Id, Raw>& table, const char* kind, Id id, Id undefined, Raw raw) {
+    if (id == undefined)
+      fail(std::string(kind) + " defined with OTF2's undefined id " + std::to_string(id));
+    if (!table.index.emplace(id, table.items.size()).second)
+      fail(std::string(kind) + " " + std::to_string(id) + " is defined twice");
+    table.items.emplace_back(id, std::move(raw));
+  }
+
+  /// The text of a string reference; OTF2_UNDEFINED_STRING is the empty string, an id that no
+  /// String record defines is damage (`whose`: "region 4", ...).
+  const std::string& str(OTF2_StringRef ref, const std::string& whose) const {
+    static const std::string kEmpty;
+    if (ref == OTF2_UNDEFINED_STRING) return kEmpty;
+    const std::string* s = strings.find(ref);
+    if (!s) fail(whose + " names undefined string " + std::to_string(ref));
+    return *s;
   }
 };
 
@@ -132,7 +184,9 @@ struct DefState {
 OTF2_CallbackCode def_clock(void* ud, uint64_t resolution, uint64_t offset, uint64_t, uint64_t) {
   auto* s = static_cast<DefState*>(ud);
   CPREPLAY_GUARD(s, {
-    s->clock.ticks_per_second = resolution == 0 ? 1 : resolution;
+    if (s->have_clock) s->fail("clock properties are defined twice");
+    if (resolution == 0) s->fail("clock properties with a timer resolution of 0 ticks/s");
+    s->clock.ticks_per_second = resolution;
     s->clock.global_offset = offset;
     s->have_clock = true;
   })
@@ -140,27 +194,32 @@ OTF2_CallbackCode def_clock(void* ud, uint64_t resolution, uint64_t offset, uint
 
 OTF2_CallbackCode def_string(void* ud, OTF2_StringRef self, const char* string) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->strings[self] = string ? string : "")
+  CPREPLAY_GUARD(s, s->add(s->strings, "string", self, OTF2_UNDEFINED_STRING,
+                           std::string(string ? string : "")))
 }
 
 OTF2_CallbackCode def_node(void* ud, OTF2_SystemTreeNodeRef self, OTF2_StringRef name,
                            OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->nodes.push_back({self, RawNode{name, cls, parent}}))
+  CPREPLAY_GUARD(s, s->add(s->nodes, "system-tree node", self, OTF2_UNDEFINED_SYSTEM_TREE_NODE,
+                           RawNode{name, cls, parent}))
 }
 
 OTF2_CallbackCode def_location_group(void* ud, OTF2_LocationGroupRef self, OTF2_StringRef name,
                                      OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
-                                     OTF2_LocationGroupRef) {
+                                     OTF2_LocationGroupRef creator) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->location_groups.push_back({self, RawLocationGroup{name, type, parent}}))
+  CPREPLAY_GUARD(s, s->add(s->location_groups, "location group", self,
+                           OTF2_UNDEFINED_LOCATION_GROUP,
+                           RawLocationGroup{name, type, parent, creator}))
 }
 
 OTF2_CallbackCode def_location(void* ud, OTF2_LocationRef self, OTF2_StringRef name,
                                OTF2_LocationType type, uint64_t events,
                                OTF2_LocationGroupRef group) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->locations.push_back({self, RawLocation{name, type, group, events}}))
+  CPREPLAY_GUARD(s, s->add(s->locations, "location", self, OTF2_UNDEFINED_LOCATION,
+                           RawLocation{name, type, group, events}))
 }
 
 OTF2_CallbackCode def_region(void* ud, OTF2_RegionRef self, OTF2_StringRef name,
@@ -168,22 +227,40 @@ OTF2_CallbackCode def_region(void* ud, OTF2_RegionRef self, OTF2_StringRef name,
                              OTF2_RegionRole role, OTF2_Paradigm paradigm, OTF2_RegionFlag,
                              OTF2_StringRef file, uint32_t begin, uint32_t end) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->regions[self] = (RawRegion{name, canonical, description, file, role,
-                                                  paradigm, begin, end}))
+  CPREPLAY_GUARD(s, s->add(s->regions, "region", self, OTF2_UNDEFINED_REGION,
+                           RawRegion{name, canonical, description, file, role, paradigm, begin,
+                                     end}))
 }
 
-OTF2_CallbackCode def_group(void* ud, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
-                            OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n,
-                            const uint64_t* members) {
+OTF2_CallbackCode def_group(void* ud, OTF2_GroupRef self, OTF2_StringRef name,
+                            OTF2_GroupType type, OTF2_Paradigm paradigm, OTF2_GroupFlag,
+                            uint32_t n, const uint64_t* members) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->groups[self] = (RawGroup{type, paradigm,
-                                                std::vector<uint64_t>(members, members + n)}))
+  CPREPLAY_GUARD(s, {
+    if (n > 0 && !members) s->fail("group " + std::to_string(self) + " has no member list");
+    s->add(s->groups, "group", self, OTF2_UNDEFINED_GROUP,
+           RawGroup{name, type, paradigm, std::vector<uint64_t>(members, members + n)});
+  })
 }
 
 OTF2_CallbackCode def_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group,
-                           OTF2_CommRef, OTF2_CommFlag) {
+                           OTF2_CommRef parent, OTF2_CommFlag) {
   auto* s = static_cast<DefState*>(ud);
-  CPREPLAY_GUARD(s, s->comms[self] = (RawComm{name, group}))
+  CPREPLAY_GUARD(s, s->add(s->comms, "communicator", self, OTF2_UNDEFINED_COMM,
+                           RawComm{name, group, parent}))
+}
+
+OTF2_CallbackCode def_attribute(void* ud, OTF2_AttributeRef self, OTF2_StringRef name,
+                                OTF2_StringRef description, OTF2_Type) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->add(s->attributes, "attribute", self, OTF2_UNDEFINED_ATTRIBUTE,
+                           RawAttribute{name, description}))
+}
+
+OTF2_CallbackCode def_parameter(void* ud, OTF2_ParameterRef self, OTF2_StringRef name,
+                                OTF2_ParameterType) {
+  auto* s = static_cast<DefState*>(ud);
+  CPREPLAY_GUARD(s, s->add(s->parameters, "parameter", self, OTF2_UNDEFINED_PARAMETER, name))
 }
 
 std::string basename_of(const std::string& path) {
@@ -191,22 +268,65 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+constexpr std::size_t kNoParent = SIZE_MAX;
+
+/// Calls `cycle(i)` for an element that is its own ancestor when following `parent_of` (an
+/// index or kNoParent). Each element is walked once: O(n).
+template <class ParentOf, class Cycle>
+void check_no_cycles(std::size_t n, ParentOf parent_of, Cycle cycle) {
+  enum : std::uint8_t { kNew, kOnWalk, kEndsAtRoot };
+  std::vector<std::uint8_t> state(n, kNew);
+  std::vector<std::size_t> walk;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t j = i;
+    while (j != kNoParent && state[j] == kNew) {
+      state[j] = kOnWalk;
+      walk.push_back(j);
+      j = parent_of(j);
+    }
+    if (j != kNoParent && state[j] == kOnWalk) cycle(j);
+    for (std::size_t k : walk) state[k] = kEndsAtRoot;
+    walk.clear();
+  }
+}
+
+/// Regions and communicators are tables indexed by their OTF2 id. Their ids must number the
+/// records 0..n-1 (as Score-P writes them, and as PEARL requires): a table is then never larger
+/// than the file's own records, whatever id a damaged file names.
+template <class Id, class Raw>
+void check_dense(const DefState& s, const Table<Id, Raw>& table, const char* kind,
+                 const char* kinds) {
+  const std::size_t n = table.items.size();
+  for (const auto& item : table.items)
+    if (item.first >= n)
+      s.fail(std::string(kind) + " id " + std::to_string(item.first) + " is out of range: the " +
+             "file defines " + std::to_string(n) + " " + kinds + ", numbered 0 to " +
+             std::to_string(n == 0 ? 0 : n - 1));
+}
+
 Definitions build_definitions(const std::string& anchor, const DefState& s) {
   Definitions defs;
   defs.anchor_path = anchor;
-  if (!s.have_clock) throw TraceError(anchor + ": the definitions have no clock properties");
+  if (!s.have_clock) s.fail("no clock properties");
   defs.clock = s.clock;
 
-  // Regions: dense by OTF2 id (Score-P numbers them 0..n-1).
-  OTF2_RegionRef max_region = 0;
-  for (const auto& [id, r] : s.regions) max_region = std::max(max_region, id + 1);
-  defs.regions.resize(max_region);
-  for (const auto& [id, r] : s.regions) {
+  for (const auto& [id, a] : s.attributes.items) {
+    const std::string whose = "attribute " + std::to_string(id);
+    s.str(a.name, whose);
+    s.str(a.description, whose);
+  }
+  for (const auto& [id, name] : s.parameters.items) s.str(name, "parameter " + std::to_string(id));
+
+  // Regions: dense by OTF2 id.
+  check_dense(s, s.regions, "region", "regions");
+  defs.regions.resize(s.regions.items.size());
+  for (const auto& [id, r] : s.regions.items) {
+    const std::string whose = "region " + std::to_string(id);
     Region& out = defs.regions[id];
-    out.name = s.str(r.name);
-    out.canonical_name = s.str(r.canonical);
-    out.description = s.str(r.description);
-    out.file = r.file == OTF2_UNDEFINED_STRING ? std::string() : s.str(r.file);
+    out.name = s.str(r.name, whose);
+    out.canonical_name = s.str(r.canonical, whose);
+    out.description = s.str(r.description, whose);
+    out.file = s.str(r.file, whose);
     out.begin_line = r.begin;
     out.end_line = r.end;
     out.role = static_cast<RegionRole>(r.role);
@@ -214,45 +334,85 @@ Definitions build_definitions(const std::string& anchor, const DefState& s) {
     out.mpi_class = classify_mpi_region(out.file, out.name);
   }
 
-  std::unordered_map<OTF2_SystemTreeNodeRef, std::uint32_t> node_index;
-  for (const auto& [id, n] : s.nodes) {
-    node_index[id] = static_cast<std::uint32_t>(defs.system_nodes.size());
-    defs.system_nodes.push_back(SystemTreeNode{s.str(n.name), s.str(n.cls), UINT32_MAX});
+  // System tree: indices in file order; parents defined, and no node its own ancestor.
+  const std::size_t n_nodes = s.nodes.items.size();
+  std::vector<std::size_t> node_parent(n_nodes, kNoParent);
+  for (std::size_t i = 0; i < n_nodes; ++i) {
+    const auto& [id, n] = s.nodes.items[i];
+    const std::string whose = "system-tree node " + std::to_string(id);
+    defs.system_nodes.push_back(
+        SystemTreeNode{s.str(n.name, whose), s.str(n.cls, whose), UINT32_MAX});
+    if (n.parent == OTF2_UNDEFINED_SYSTEM_TREE_NODE) continue;
+    node_parent[i] = s.nodes.pos(n.parent);
+    if (node_parent[i] == kNoParent)
+      s.fail(whose + " names undefined parent node " + std::to_string(n.parent));
+    defs.system_nodes[i].parent = static_cast<std::uint32_t>(node_parent[i]);
   }
-  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
-    auto it = node_index.find(s.nodes[i].second.parent);
-    if (it != node_index.end()) defs.system_nodes[i].parent = it->second;
+  check_no_cycles(n_nodes, [&](std::size_t i) { return node_parent[i]; }, [&](std::size_t i) {
+    s.fail("system-tree node " + std::to_string(s.nodes.items[i].first) +
+           " is its own ancestor");
+  });
+
+  // Location groups: their system-tree node and creating group defined, no creation cycle.
+  const std::size_t n_groups = s.location_groups.items.size();
+  std::vector<std::size_t> creator(n_groups, kNoParent);
+  for (std::size_t i = 0; i < n_groups; ++i) {
+    const auto& [id, g] = s.location_groups.items[i];
+    const std::string whose = "location group " + std::to_string(id);
+    s.str(g.name, whose);
+    if (g.parent != OTF2_UNDEFINED_SYSTEM_TREE_NODE && !s.nodes.find(g.parent))
+      s.fail(whose + " names undefined system-tree node " + std::to_string(g.parent));
+    if (g.creator == OTF2_UNDEFINED_LOCATION_GROUP) continue;
+    creator[i] = s.location_groups.pos(g.creator);
+    if (creator[i] == kNoParent)
+      s.fail(whose + " names undefined creating location group " + std::to_string(g.creator));
+  }
+  check_no_cycles(n_groups, [&](std::size_t i) { return creator[i]; }, [&](std::size_t i) {
+    s.fail("location group " + std::to_string(s.location_groups.items[i].first) +
+           " is its own creator");
+  });
+
+  for (const auto& [id, l] : s.locations.items) {
+    const std::string whose = "location " + std::to_string(id);
+    s.str(l.name, whose);
+    if (!s.location_groups.find(l.group))
+      s.fail(whose + " names undefined location group " + std::to_string(l.group));
   }
 
   // Processes: location groups of type PROCESS. World rank = position of the process's
   // location in the MPI COMM_LOCATIONS group (Score-P: location group id == rank).
-  std::unordered_map<OTF2_LocationGroupRef, std::size_t> group_pos;
   std::vector<OTF2_LocationGroupRef> process_groups;
-  for (const auto& [id, g] : s.location_groups)
-    if (g.type == OTF2_LOCATION_GROUP_TYPE_PROCESS) {
-      group_pos[id] = process_groups.size();
-      process_groups.push_back(id);
-    }
-  if (process_groups.empty()) throw TraceError(anchor + ": the trace defines no MPI processes");
+  for (const auto& [id, g] : s.location_groups.items)
+    if (g.type == OTF2_LOCATION_GROUP_TYPE_PROCESS) process_groups.push_back(id);
+  if (process_groups.empty()) s.fail("the trace defines no MPI processes");
 
+  // Groups: every member reference defined, nobody listed twice.
   const RawGroup* comm_locations = nullptr;
-  for (const auto& [id, g] : s.groups)
-    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS &&
-        (g.paradigm == OTF2_PARADIGM_MPI || comm_locations == nullptr))
-      comm_locations = &g;
-
-  std::unordered_map<OTF2_LocationRef, const RawLocation*> location_by_id;
-  for (const auto& [id, l] : s.locations) location_by_id[id] = &l;
+  std::unordered_map<OTF2_Paradigm, std::size_t> locations_of_paradigm;  // COMM_LOCATIONS sizes
+  for (const auto& [id, g] : s.groups.items) {
+    const std::string whose = "group " + std::to_string(id);
+    s.str(g.name, whose);
+    std::unordered_set<uint64_t> seen;
+    for (const uint64_t m : g.members) {
+      if (!seen.insert(m).second)
+        s.fail(whose + " lists member " + std::to_string(m) + " twice");
+      if ((g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS || g.type == OTF2_GROUP_TYPE_LOCATIONS) &&
+          !s.locations.find(m))
+        s.fail(whose + " lists undefined location " + std::to_string(m));
+      if (g.type == OTF2_GROUP_TYPE_REGIONS && m >= s.regions.items.size())
+        s.fail(whose + " lists undefined region " + std::to_string(m));
+    }
+    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) {
+      if (!locations_of_paradigm.emplace(g.paradigm, g.members.size()).second)
+        s.fail(whose + " is a second COMM_LOCATIONS group of paradigm " +
+               std::to_string(g.paradigm));
+      if (g.paradigm == OTF2_PARADIGM_MPI || comm_locations == nullptr) comm_locations = &g;
+    }
+  }
 
   std::vector<OTF2_LocationGroupRef> rank_group;  // world rank -> location group
   if (comm_locations && comm_locations->members.size() == process_groups.size()) {
-    for (uint64_t loc : comm_locations->members) {
-      auto it = location_by_id.find(loc);
-      if (it == location_by_id.end())
-        throw TraceError(anchor + ": MPI location group lists undefined location " +
-                         std::to_string(loc));
-      rank_group.push_back(it->second->group);
-    }
+    for (uint64_t loc : comm_locations->members) rank_group.push_back(s.locations.find(loc)->group);
   } else {
     rank_group = process_groups;
   }
@@ -261,51 +421,80 @@ Definitions build_definitions(const std::string& anchor, const DefState& s) {
   std::unordered_map<OTF2_LocationGroupRef, Rank> rank_of_group;
   for (std::size_t r = 0; r < rank_group.size(); ++r)
     rank_of_group[rank_group[r]] = static_cast<Rank>(r);
-  for (const auto& [id, g] : s.location_groups) {
+  for (const auto& [id, g] : s.location_groups.items) {
     auto it = rank_of_group.find(id);
     if (it == rank_of_group.end()) continue;
     Process& p = defs.processes[it->second];
-    p.name = s.str(g.name);
+    p.name = s.str(g.name, "location group " + std::to_string(id));
     if (p.name.empty()) p.name = "MPI rank " + std::to_string(it->second);
-    auto n = node_index.find(g.parent);
-    p.system_node = n == node_index.end() ? 0 : n->second;
+    // A process without a node is placed on node 0 only when there is no system tree at all
+    // (the report then adds "machine unknown").
+    if (g.parent == OTF2_UNDEFINED_SYSTEM_TREE_NODE) {
+      if (n_nodes > 0)
+        s.fail("location group " + std::to_string(id) + " (MPI rank " +
+               std::to_string(it->second) + ") names no system-tree node");
+      p.system_node = 0;
+    } else {
+      p.system_node = static_cast<std::uint32_t>(s.nodes.pos(g.parent));
+    }
   }
-  for (const auto& [id, l] : s.locations) {
+  for (const auto& [id, l] : s.locations.items) {
     auto it = rank_of_group.find(l.group);
     if (it == rank_of_group.end()) continue;
     Process& p = defs.processes[it->second];
     if (p.locations == 0 || id < p.location_id) {
       p.location_id = id;
-      p.location_name = s.str(l.name);
+      p.location_name = s.str(l.name, "location " + std::to_string(id));
       p.events = l.events;
     }
     ++p.locations;
   }
   for (std::size_t r = 0; r < defs.processes.size(); ++r)
     if (defs.processes[r].locations == 0)
-      throw TraceError(anchor + ": MPI rank " + std::to_string(r) + " has no location");
+      s.fail("MPI rank " + std::to_string(r) + " has no location");
 
-  // Communicators: COMM_GROUP members are world ranks; COMM_SELF groups mean "just me".
-  OTF2_CommRef max_comm = 0;
-  for (const auto& [id, c] : s.comms) max_comm = std::max(max_comm, id + 1);
-  defs.comms.resize(max_comm);
-  for (const auto& [id, c] : s.comms) {
+  // Communicators: dense by OTF2 id; COMM_GROUP members are world ranks, COMM_SELF groups mean
+  // "just me"; parents defined and acyclic.
+  check_dense(s, s.comms, "communicator", "communicators");
+  defs.comms.resize(s.comms.items.size());
+  std::vector<std::size_t> comm_parent(s.comms.items.size(), kNoParent);
+  for (const auto& [id, c] : s.comms.items) {
+    const std::string whose = "communicator " + std::to_string(id);
     Communicator& out = defs.comms[id];
-    out.name = s.str(c.name);
-    auto g = s.groups.find(c.group);
-    if (g == s.groups.end()) continue;  // e.g. an RMA or undefined group: no members
-    if (g->second.type == OTF2_GROUP_TYPE_COMM_SELF) {
+    out.name = s.str(c.name, whose);
+    if (c.parent != OTF2_UNDEFINED_COMM) {
+      if (c.parent >= defs.comms.size())
+        s.fail(whose + " names undefined parent communicator " + std::to_string(c.parent));
+      comm_parent[id] = c.parent;
+    }
+    const RawGroup* g = s.groups.find(c.group);
+    if (!g) s.fail(whose + " names undefined group " + std::to_string(c.group));
+    if (g->type == OTF2_GROUP_TYPE_COMM_SELF) {
       out.is_self = true;
-    } else {
-      for (uint64_t m : g->second.members) {
+    } else if (g->type == OTF2_GROUP_TYPE_COMM_GROUP && g->paradigm != OTF2_PARADIGM_MPI) {
+      // Members index that paradigm's COMM_LOCATIONS group (threads of a hybrid trace): checked,
+      // but no MPI message or collective can use such a communicator, so it has no ranks.
+      auto locs = locations_of_paradigm.find(g->paradigm);
+      for (uint64_t m : g->members)
+        if (locs == locations_of_paradigm.end() || m >= locs->second)
+          s.fail(whose + " (" + out.name + ") names member " + std::to_string(m) +
+                 " outside the COMM_LOCATIONS group of its paradigm");
+    } else if (g->type == OTF2_GROUP_TYPE_COMM_GROUP) {
+      out.members.reserve(g->members.size());
+      for (uint64_t m : g->members) {
         if (m >= defs.processes.size())
-          throw TraceError(anchor + ": communicator " + out.name + " names rank " +
-                           std::to_string(m) + " but the trace has " +
-                           std::to_string(defs.processes.size()) + " ranks");
+          s.fail(whose + " (" + out.name + ") names rank " + std::to_string(m) +
+                 " but the trace has " + std::to_string(defs.processes.size()) + " ranks");
         out.members.push_back(static_cast<Rank>(m));
       }
+    } else {
+      s.fail(whose + "'s group " + std::to_string(c.group) + " is not a communicator group");
     }
   }
+  check_no_cycles(comm_parent.size(), [&](std::size_t i) { return comm_parent[i]; },
+                  [&](std::size_t i) {
+                    s.fail("communicator " + std::to_string(i) + " is its own ancestor");
+                  });
   return defs;
 }
 
@@ -455,6 +644,8 @@ OTF2_CallbackCode evt_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
                             OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
                             uint32_t tag, uint64_t length, uint64_t request) {
   CPREPLAY_EVT_GUARD({
+    if (s->pending_isend.count(request))
+      s->fail("MPI_Isend reuses request " + std::to_string(request) + " before it completed");
     const EventIdx i = s->message(EventKind::Isend, t, comm, receiver, tag, length);
     s->pending_isend[request] = i;
   })
@@ -476,6 +667,8 @@ OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_
 OTF2_CallbackCode evt_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                     OTF2_AttributeList*, uint64_t request) {
   CPREPLAY_EVT_GUARD({
+    if (s->pending_irecv.count(request))
+      s->fail("MPI_Irecv reuses request " + std::to_string(request) + " before it completed");
     const EventIdx i = s->request(EventKind::IrecvRequest, t, kNoEvent);
     s->pending_irecv[request] = i;
   })
@@ -542,6 +735,12 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
     if (s->open_coll == kNoEvent) s->fail("MPI collective end without a begin");
     if (comm >= s->defs->comms.size())
       s->fail("collective on undefined communicator " + std::to_string(comm));
+    const Communicator& c = s->defs->comms[comm];
+    if (root != OTF2_UNDEFINED_UINT32 && root >= c.size())
+      s->fail("collective root " + std::to_string(root) + " outside communicator " + c.name +
+              " of size " + std::to_string(c.size()));
+    if (op > OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE)
+      s->fail("unknown collective operation " + std::to_string(op));
     const std::uint32_t slot = s->trace->ref[s->open_coll];
     CollRecord& rec = s->trace->coll[slot];
     rec.op = static_cast<CollOp>(op);
@@ -661,7 +860,11 @@ Definitions read_definitions(const std::string& anchor) {
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cbs, def_region);
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cbs, def_group);
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(cbs, def_comm);
+  OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cbs, def_attribute);
+  OTF2_GlobalDefReaderCallbacks_SetParameterCallback(cbs, def_parameter);
   DefState state;
+  state.anchor = anchor;
+  state.file = def;
   const OTF2_ErrorCode reg =
       OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &state);
   OTF2_GlobalDefReaderCallbacks_Delete(cbs);
@@ -688,7 +891,7 @@ Definitions read_definitions(const std::string& anchor) {
   // ProgramBegin names the executable (often with its path): remember every string that can.
   if (defs.program_region.valid()) {
     const Region& pr = defs.region(defs.program_region);
-    for (const auto& [id, text] : state.strings)
+    for (const auto& [id, text] : state.strings.items)
       if (!text.empty() && (text == pr.canonical_name || text == pr.name ||
                             basename_of(text) == pr.name))
         defs.program_name_strings.push_back(id);
@@ -709,8 +912,17 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
   for (std::uint64_t id : defs.program_name_strings)
     state.program_regions[static_cast<OTF2_StringRef>(id)] = defs.program_region;
   state.partial = partial;
-  // The location definition counts its records: enough room for every event, no regrowth.
-  const std::uint64_t expected = rank < defs.ranks() ? defs.processes[rank].events : 0;
+  // The location definition counts its records: enough room for every event, no regrowth. A
+  // damaged count must not reserve gigabytes: an event record takes at least 2 bytes of the
+  // event file (its type and its length), so the file's size bounds the reservation.
+  std::uint64_t expected = rank >= 0 && rank < defs.ranks() ? defs.processes[rank].events : 0;
+  if (expected > 0) {
+    struct stat st {};
+    const std::string evt = rank_file(anchor, defs.processes[rank].location_id, ".evt");
+    const std::uint64_t room =
+        ::stat(evt.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) / 2 : 0;
+    expected = std::min(expected, room);
+  }
   if (expected > 0 && expected < kNoEvent) {
     trace.time.reserve(expected);
     trace.kind.reserve(expected);

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the fuzz input becomes rank 0's .evt file (or traces.def) of a good archive.
 //
-// The contract under test (STYLE.md §5): whatever the bytes, io::read_events and
-// io::decode_events_only either return or throw cpreplay::Error. Any other exception, a crash,
-// an ASan/UBSan report, a leak or a hang is a finding.
+// The contract under test (STYLE.md §5): whatever the bytes, io::read_definitions,
+// io::read_events and io::decode_events_only either return or throw cpreplay::Error. Any other
+// exception, a crash, an ASan/UBSan report, a leak or a hang is a finding. Inputs whose events
+// load then go through the whole analysis on one MPI rank (tools::run: preprocess, forward and
+// backward replay, reductions, the Cube report), with the same contract.
 //
 // CPREPLAY_FUZZ_TARGET=defs fuzzes the global definitions (traces.def) instead of the events.
 // CPREPLAY_FUZZ_SEED_OUT=FILE writes the good file for the chosen target there (a seed).
 // CPREPLAY_FUZZ_ARCHIVE_OUT=DIR writes the whole good 1-rank archive there, to replay a finding
 // with the real tool: cp crash-... DIR/traces/0.evt && mpirun -np 1 cpreplay DIR/traces.otf2
+#include <mpi.h>
+#include <sanitizer/lsan_interface.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -23,6 +27,8 @@
 
 #include "cpreplay/error.hpp"
 #include "io/otf2_reader.hpp"
+#include "replay/world.hpp"
+#include "tools/pipeline.hpp"
 #include "tests/support/trace_writer.hpp"
 
 namespace {
@@ -36,6 +42,7 @@ struct Archive {
   std::string target;  ///< the file the fuzz input replaces
   bool defs_mode = false;
   std::optional<cpreplay::Definitions> defs;  ///< the good definitions (events mode)
+  std::string report;  ///< where the pipeline writes its Cube report
 };
 
 Archive* g_archive = nullptr;
@@ -84,6 +91,23 @@ void remove_archive() {
   std::filesystem::remove_all(g_archive->root, ec);
 }
 
+/// The whole analysis on one rank, as `mpirun -np 1 cpreplay` runs it. The options follow the
+/// input's size, so every option's path gets inputs.
+void run_pipeline(const Archive& a, std::size_t size) {
+  cpreplay::tools::Settings settings;
+  settings.anchor = a.anchor;
+  settings.output = a.report;
+  settings.quiet = true;
+  settings.partial = (size & 1) != 0;
+  settings.time_correct = (size & 2) != 0;
+  settings.window = (size & 4) != 0 ? 1 : 4096;
+  try {
+    cpreplay::replay::World world;
+    cpreplay::tools::run(settings, world);
+  } catch (const cpreplay::Error&) {
+  }
+}
+
 void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) std::abort();
@@ -93,7 +117,17 @@ void write_file(const std::string& path, const std::uint8_t* data, std::size_t s
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  // One MPI process (singleton init, no mpirun) for the pipeline; the summary it prints on
+  // stdout is of no interest here (libFuzzer reports on stderr).
+  // What MPI_Init allocates stays until exit, much of it in plugins that LeakSanitizer's fast
+  // unwinder cannot name: it is no leak of ours, so LeakSanitizer does not track it. No
+  // MPI_Finalize either (it unloads the plugins); lsan.supp names Open MPI's libraries for what
+  // the MPI calls of the pipeline keep.
+  __lsan_disable();
+  MPI_Init(argc, argv);
+  __lsan_enable();
+  if (!std::freopen("/dev/null", "w", stdout)) std::abort();
   // /dev/shm keeps the per-input file write off the disk.
   char tmpl_shm[] = "/dev/shm/cpreplay-fuzz-XXXXXX";
   char tmpl_tmp[] = "/tmp/cpreplay-fuzz-XXXXXX";
@@ -110,6 +144,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // the writer used before; it now writes Score-P's 256 KiB).
   std::filesystem::remove(a.root + "/a/traces/0.def");
   a.anchor = a.root + "/a/traces.otf2";
+  a.report = a.root + "/report.cubex";
   const char* mode = std::getenv("CPREPLAY_FUZZ_TARGET");
   a.defs_mode = mode && std::string(mode) == "defs";
   a.target = a.defs_mode ? a.root + "/a/traces.def" : a.root + "/a/traces/0.evt";
@@ -133,20 +168,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;
     }
     if (fresh->ranks() < 1) return 0;
+    // What rank 0 hands to the others must decode to the same definitions.
+    const std::string bytes = cpreplay::encode_definitions(*fresh);
+    if (cpreplay::encode_definitions(cpreplay::decode_definitions(bytes)) != bytes) std::abort();
     defs = &*fresh;
   }
   try {
     cpreplay::CallTree tree;
     const cpreplay::LocalTrace trace = cpreplay::io::read_events(a.anchor, *defs, 0, tree);
     (void)trace;
-    return 0;
   } catch (const cpreplay::Error&) {
+    defs = nullptr;
+  }
+  if (defs) {
+    run_pipeline(a, size);
+    return 0;
   }
   // read_events stops at the first event it rejects; the decode-only path has no checks of its
   // own and takes OTF2's decoder through the rest of the file. (Each read costs OTF2 a fresh
   // 1 MiB chunk buffer, so this runs only when the first read stopped early.)
   try {
-    (void)cpreplay::io::decode_events_only(a.anchor, *defs, 0);
+    (void)cpreplay::io::decode_events_only(a.anchor, a.defs_mode ? *fresh : *a.defs, 0);
   } catch (const cpreplay::Error&) {
   }
   return 0;
