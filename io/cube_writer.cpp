@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cpreplay/error.hpp"
+#include "io/xml.hpp"
 
 namespace cpreplay::io {
 namespace {
@@ -69,46 +70,6 @@ void build_forest(const std::vector<Node>& nodes, const char* what,
                   " has parent " + std::to_string(parent) + ", expected -1 or a preceding index");
     }
   }
-}
-
-/// XML 1.0 escaping for text and attribute values. Control characters other than tab,
-/// newline and carriage return cannot be represented in XML 1.0 at all; they become '?'.
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      // Character references keep whitespace intact through attribute-value normalization.
-      case '\t':
-        out += "&#9;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      default:
-        out += (static_cast<unsigned char>(ch) < 0x20) ? '?' : ch;
-        break;
-    }
-  }
-  return out;
 }
 
 void append_element(std::string& xml, const char* tag, const std::string& text) {
