@@ -178,6 +178,7 @@ class Pipeline {
     progress_.begin("backward");
     cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace_, waits_, collectives_,
                                        settings_.partial ? cut_.first_to_stop : -1);
+    release_free_memory();  // the jump tables: the root-cause phase's peak comes next
     phase_end(std::to_string(sum_over_ranks(world_, cp_.owned_segments)) + " owned segments");
   }
 
