@@ -16,9 +16,8 @@ class RecordWriter {
   explicit RecordWriter(std::vector<char>& out) : out_(out) {}
   template <class T>
   void put(const T& v) {
-    const auto at = out_.size();
-    out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &v, sizeof(T));
+    const char* bytes = reinterpret_cast<const char*>(&v);
+    out_.insert(out_.end(), bytes, bytes + sizeof(T));  // appends without zero-filling first
   }
 
  private:
