@@ -17,6 +17,7 @@
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
 #include "cpreplay/error.hpp"
+#include "cpreplay/shard.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
 #include "io/output_file.hpp"
@@ -99,6 +100,8 @@ class Pipeline {
         throw UsageError(settings_.anchor + ": rank " + std::to_string(r) + " has " +
                          std::to_string(defs_.processes[r].locations) +
                          " locations (threads); cpreplay analyzes pure MPI traces only for now");
+    // The block of trace ranks this process analyzes (docs/replay-engine.md §1).
+    shard_ = Shard(RankBlocks(defs_.ranks(), world_.size()), world_.rank());
     phase_end(std::to_string(defs_.ranks()) + " ranks, " +
                   std::to_string(defs_.regions.size()) + " regions");
     return true;
@@ -108,7 +111,10 @@ class Pipeline {
   void decode_only() {
     progress_.begin("decode");
     std::uint64_t n = 0;
-    world_.agree([&] { n = io::decode_events_only(settings_.anchor, defs_, world_.rank()); });
+    world_.agree([&] {
+      for (Rank r = shard_.first(); r < shard_.last(); ++r)
+        n += io::decode_events_only(settings_.anchor, defs_, r);
+    });
     phase_end(std::to_string(sum_over_ranks(world_, n)) + " events (read-only)");
     report_peak_memory();
   }
@@ -129,20 +135,23 @@ class Pipeline {
   void load_events() {
     progress_.begin("events");
     world_.agree([&] {
-      trace_ = io::read_events(settings_.anchor, defs_, world_.rank(), local_tree_,
-                               settings_.partial);
+      shard_.traces.resize(shard_.size());
+      local_trees_.resize(shard_.size());
+      for (Rank r = shard_.first(); r < shard_.last(); ++r)
+        shard_.of(r) = io::read_events(settings_.anchor, defs_, r, local_trees_[shard_.index(r)],
+                                       settings_.partial);
     });
     release_free_memory();  // the OTF2 reader's buffers
-    phase_end(std::to_string(sum_over_ranks(world_, trace_.size())) + " events");
+    phase_end(std::to_string(sum_over_ranks(world_, shard_.events())) + " events");
   }
 
   /// --partial cut, unified call tree, and the communication-free profile.
   void preprocess() {
     progress_.begin("preprocess");
-    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, trace_);
-    tree_ = replay::unify_call_trees(world_, local_tree_, trace_);
+    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, trace());
+    tree_ = replay::unify_call_trees(world_, local_trees_[0], trace());
     sev_.resize(tree_.size());
-    analysis::profile_pass(defs_, tree_, trace_, sev_);
+    analysis::profile_pass(defs_, tree_, trace(), sev_);
     phase_end(std::to_string(tree_.size()) + " call paths");
   }
 
@@ -154,15 +163,15 @@ class Pipeline {
       correct_clocks();
       matched_messages_ = messages_.recv_events.size();
       unmatched_messages_ = messages_.unmatched;
-      waits_ = analysis::wait_state_pass(defs_, trace_, std::move(messages_), collectives_, sev_);
+      waits_ = analysis::wait_state_pass(defs_, trace(), std::move(messages_), collectives_, sev_);
     } else {
       // Collective timings and matched messages go into the wait-state pass window by window
       // and round by round; neither is kept.
-      analysis::WaitStatePass pass(defs_, trace_, sev_);
+      analysis::WaitStatePass pass(defs_, trace(), sev_);
       reduce_collectives(&pass);
       world_.agree([&] {
         const replay::MatchCounts counts = replay::match_messages(
-            world_, defs_, trace_, pass, settings_.partial, settings_.window);
+            world_, defs_, trace(), pass, settings_.partial, settings_.window);
         matched_messages_ = counts.matched;
         unmatched_messages_ = counts.unmatched;
       });
@@ -176,7 +185,7 @@ class Pipeline {
   /// Critical path: the backward walk of ownership and each rank's segment credits.
   void backward() {
     progress_.begin("backward");
-    cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace_, waits_, collectives_,
+    cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace(), waits_, collectives_,
                                        settings_.partial ? cut_.first_to_stop : -1);
     release_free_memory();  // the jump tables: the root-cause phase's peak comes next
     phase_end(std::to_string(sum_over_ranks(world_, cp_.owned_segments)) + " owned segments");
@@ -186,7 +195,7 @@ class Pipeline {
   void root_causes() {
     progress_.begin("root causes");
     analysis::RootCauseResult rc;
-    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace_, waits_, sev_,
+    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace(), waits_, sev_,
                                                         settings_.window); });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
@@ -216,7 +225,7 @@ class Pipeline {
     progress_.begin("views");
     const ViewOutputs out{settings_.timeline, settings_.overview, settings_.timeline_max_events,
                           kCreator};
-    const ViewReport r = tools::export_views(world_, out, defs_, tree_, trace_, waits_, sev_,
+    const ViewReport r = tools::export_views(world_, out, defs_, tree_, trace(), waits_, sev_,
                                              stretches_, path_.length);
     std::vector<analysis::PathStretch>().swap(stretches_);
     std::string detail;
@@ -242,7 +251,7 @@ class Pipeline {
 
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
-    Summary summary = analysis::build_summary(world_, defs_, tree_, trace_, sev_, waits_, path_);
+    Summary summary = analysis::build_summary(world_, defs_, tree_, trace(), sev_, waits_, path_);
     describe_run(summary);
     world_.agree([&] {
       if (world_.rank() == 0 && !settings_.json.empty())
@@ -272,7 +281,7 @@ class Pipeline {
       sink = [pass](const replay::CollInstance* instances, const replay::CollTiming* timings,
                     std::size_t n) { pass->collectives(instances, timings, n); };
     world_.agree([&] {
-      collectives_ = replay::reduce_collectives(world_, defs_, trace_, settings_.window,
+      collectives_ = replay::reduce_collectives(world_, defs_, trace(), settings_.window,
                                                 settings_.partial, sink);
     });
     release_free_memory();
@@ -283,19 +292,19 @@ class Pipeline {
   void replay_communication() {
     reduce_collectives();
     world_.agree([&] {
-      messages_ = replay::match_messages(world_, defs_, trace_, settings_.partial,
+      messages_ = replay::match_messages(world_, defs_, trace(), settings_.partial,
                                          settings_.window);
     });
   }
 
   /// Constant offsets first; where clocks drift, forward jumps until nothing moves.
   void correct_clocks() {
-    correction_ = replay::correct_clocks(world_, defs_, trace_, messages_, collectives_);
+    correction_ = replay::correct_clocks(world_, defs_, trace(), messages_, collectives_);
     replay_communication();
     double largest_jump = 0.0;
     for (int round = 0; round < kMaxJumpRounds; ++round) {
       const std::uint64_t moved =
-          replay::forward_jumps(world_, defs_, trace_, messages_, collectives_, largest_jump);
+          replay::forward_jumps(world_, defs_, trace(), messages_, collectives_, largest_jump);
       if (moved == 0) break;
       correction_.jumped_events += moved;
       ++correction_.jump_rounds;
@@ -355,7 +364,7 @@ class Pipeline {
   /// -v: the largest per-rank peak and what it means per event (for bench/).
   void report_peak_memory() {
     std::uint64_t peak = peak_rss_bytes(), max_peak = 0, max_events = 0;
-    const std::uint64_t mine = trace_.size();
+    const std::uint64_t mine = shard_.events();
     MPI_Reduce(&peak, &max_peak, 1, MPI_UINT64_T, MPI_MAX, 0, world_.comm());
     MPI_Reduce(&mine, &max_events, 1, MPI_UINT64_T, MPI_MAX, 0, world_.comm());
     if (!settings_.verbose || world_.rank() != 0) return;
@@ -372,14 +381,18 @@ class Pipeline {
                  static_cast<unsigned long long>(max_events));
   }
 
+  /// The single rank of the shard, for the stages that still take one rank (M = N).
+  LocalTrace& trace() { return shard_.traces[0]; }
+
   const Settings& settings_;
   replay::World& world_;
   replay::Progress progress_;
   const std::string output_;
   std::unique_ptr<io::CubeWriter> writer_;  // rank 0 only
   Definitions defs_;
-  LocalTrace trace_;
-  CallTree local_tree_;
+  /// The trace ranks this process analyzes and their events.
+  Shard shard_;
+  std::vector<CallTree> local_trees_;  ///< per rank of the shard, until unified
   CallTree tree_;
   analysis::Severity sev_;
   replay::PartialCut cut_;
