@@ -30,12 +30,6 @@ struct HopQuery {
 };
 constexpr std::uint32_t kEventHop = 0xFFFFFFFFu;
 
-/// A marked wait state's hop, sent to the next owner with its place on the path.
-struct StretchRecord {
-  HopQuery hop;
-  std::uint32_t position;
-};
-
 HopQuery hop_of(const WaitState& w) {
   return HopQuery{w.hop == HopKind::Event ? kEventHop : w.comm, w.target};
 }
@@ -49,132 +43,98 @@ std::int64_t cut_of(const LocalTrace& trace, EventIdx e) {
 
 }  // namespace
 
-CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
-                                      const CallTree& tree, const LocalTrace& trace,
-                                      const WaitStateResult& waits,
-                                      const replay::CollectiveTable& collectives,
-                                      Rank partial_start) {
-  // One reduction for two facts: whether some rank has no MPI_Finalize, and how many wait
-  // states there are (every exchange below ships at most one record per wait state, and MPI's
-  // int counts hold 2^31).
-  std::uint64_t facts[2] = {waits.finalize_leave == kNoEvent ? 1u : 0u, waits.waits.size()};
-  MPI_Allreduce(MPI_IN_PLACE, facts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
-  const bool no_finalize = facts[0] > 0;
-  if (facts[1] >= (std::uint64_t{1} << 31))
-    world.agree([&] {
-      if (world.rank() == 0)
-        throw ReplayError(defs.anchor_path + ": " + std::to_string(facts[1]) +
-                          " wait states, more than the critical-path search handles (2^31)");
-    });
-  if (no_finalize && partial_start < 0)
-    world.agree([&] {
-      if (waits.finalize_leave == kNoEvent)
-        throw IncompleteTraceError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
-                                   ": the trace has no MPI_Finalize (the rank did not finish; "
-                                   "--partial analyzes the run up to where it stopped)");
-    });
+namespace {
 
-  // One node per wait state; the path from a wait state goes to the latest wait state of its
-  // target rank strictly before the target's end event (or ends there, on that rank). Every
-  // rank can answer that for every hop into it, so the successor links are computed all at once
-  // and the path is ranked from its head in log2(hops) rounds, instead of one sequential hop per
-  // owner change (bench/RESULTS.md: a token walk waits for a scheduler slice per hop under load).
-  const std::size_t n = waits.waits.size();
-  // The end event a hop into this rank names (the end of the owned stretch).
-  auto end_of = [&](Rank source, const HopQuery& q) -> EventIdx {
+/// Where ownership goes and comes from, between trace ranks: the hop of a wait state of rank
+/// `from` into rank `to`.
+struct AddressedHop {
+  HopQuery hop;
+  Rank from;
+  Rank to;
+};
+
+/// A marked wait state's hop, sent to the next owner with its place on the path.
+struct AddressedStretch {
+  AddressedHop hop;
+  std::uint32_t position;
+};
+
+/// One held rank's side of the pass: its wait states as nodes of the list, its owned
+/// stretches, and the stretch accounting.
+class RankPath {
+ public:
+  RankPath(const Definitions& defs, const LocalTrace& trace, const WaitStateResult& waits,
+           const replay::CollectiveTable& collectives)
+      : defs_(defs), trace_(trace), waits_(waits), collectives_(collectives) {}
+
+  std::size_t size() const { return waits_.waits.size(); }
+
+  /// The end event a hop into this rank names (the end of the owned stretch).
+  EventIdx end_of(Rank source, const HopQuery& q) const {
     if (q.comm == kEventHop) {
-      if (q.target >= trace.size())
-        throw ReplayError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
+      if (q.target >= trace_.size())
+        throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(trace_.rank) +
                           ": the critical path comes from rank " + std::to_string(source) +
                           " to event " + std::to_string(q.target) + ", past the last event");
       return q.target;
     }
-    if (q.comm >= collectives.ends.size() || q.target >= collectives.ends[q.comm].size())
-      throw ReplayError(defs.anchor_path + ": rank " + std::to_string(trace.rank) +
+    if (q.comm >= collectives_.ends.size() || q.target >= collectives_.ends[q.comm].size())
+      throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(trace_.rank) +
                         ": the critical path comes from rank " + std::to_string(source) +
                         " to collective instance " + std::to_string(q.target) +
                         " on communicator " + std::to_string(q.comm) + ", which it never reached");
-    return collectives.ends[q.comm][q.target];
-  };
-  // The latest wait state strictly before the end of an owned stretch: its index, or n when
-  // the path ends on this rank (no wait state, or only ones before MPI_Init's Leave).
-  auto owner_before = [&](EventIdx end) -> std::size_t {
-    auto it = std::lower_bound(waits.waits.begin(), waits.waits.end(), end,
-                               [](const WaitState& w, EventIdx e) { return w.event < e; });
-    if (it == waits.waits.begin() ||
-        (waits.init_leave != kNoEvent && std::prev(it)->event < waits.init_leave))
-      return n;
-    return static_cast<std::size_t>(std::prev(it) - waits.waits.begin());
-  };
-  std::vector<Interval> intervals;
-  // The stretch that ends at `end` on this rank, the position-th of the walk (0: the last one
-  // in time, which ends the run).
-  auto own = [&](EventIdx end, std::uint32_t position) {
+    return collectives_.ends[q.comm][q.target];
+  }
+
+  /// The latest wait state strictly before the end of an owned stretch: its index, or size()
+  /// when the path ends on this rank (no wait state, or only ones before MPI_Init's Leave).
+  std::size_t owner_before(EventIdx end) const {
+    const auto& w = waits_.waits;
+    auto it = std::lower_bound(w.begin(), w.end(), end,
+                               [](const WaitState& s, EventIdx e) { return s.event < e; });
+    if (it == w.begin() ||
+        (waits_.init_leave != kNoEvent && std::prev(it)->event < waits_.init_leave))
+      return size();
+    return static_cast<std::size_t>(std::prev(it) - w.begin());
+  }
+
+  /// The stretch that ends at `end` on this rank, the position-th of the walk (0: the last one
+  /// in time, which ends the run).
+  std::size_t own(EventIdx end, std::uint32_t position) {
     const std::size_t x = owner_before(end);
-    if (x == n) {
-      intervals.push_back(Interval{waits.init_leave, end, UINT32_MAX, 0.0, -1, position});
+    if (x == size()) {
+      intervals_.push_back(Interval{waits_.init_leave, end, UINT32_MAX, 0.0, -1, position});
     } else {
-      const WaitState& w = waits.waits[x];
-      intervals.push_back(Interval{w.event, end, w.callpath, w.wait, w.target_rank, position});
+      const WaitState& w = waits_.waits[x];
+      intervals_.push_back(Interval{w.event, end, w.callpath, w.wait, w.target_rank, position});
     }
     return x;
-  };
-
-  // (1) Successor links, one batched request per target rank.
-  std::vector<replay::NodeRef> next(n);
-  replay::ask_each<HopQuery, std::uint32_t>(
-      world, n, [&](std::size_t i) { return waits.waits[i].target_rank; },
-      [&](std::size_t i) { return hop_of(waits.waits[i]); },
-      [&](Rank source, const HopQuery& q) {
-        const std::size_t x = owner_before(end_of(source, q));
-        return x == n ? UINT32_MAX : static_cast<std::uint32_t>(x);
-      },
-      [&](std::size_t i, std::uint32_t succ) {
-        if (succ != UINT32_MAX) next[i] = replay::NodeRef{waits.waits[i].target_rank, succ};
-      });
-
-  // The head: the path ends where the run ends: the last MPI_Finalize entered, or with
-  // --partial and no MPI_Finalize, the end of the events of the rank that stopped first.
-  const Rank start = no_finalize ? partial_start : waits.finalize_latest_rank;
-  replay::NodeRef head;
-  if (start == world.rank()) {
-    const EventIdx end = no_finalize ? static_cast<EventIdx>(trace.size()) : waits.finalize_leave;
-    const std::size_t x = own(end, 0);
-    if (x != n) head = replay::NodeRef{start, static_cast<std::uint32_t>(x)};
   }
-  MPI_Bcast(&head, sizeof head, MPI_BYTE, start, world.comm());
 
-  // (2) Which wait states are on the path, and where.
-  auto cycle_error = [&](std::uint32_t i) {
-    return defs.anchor_path + ": rank " + std::to_string(trace.rank) + ", event " +
-           std::to_string(waits.waits[i].event) +
-           ": the critical path comes back to this wait state (its hops form a cycle, which "
-           "no real run's communication can)";
-  };
-  const replay::ListRanking ranked =
-      replay::rank_list(world, std::move(next), head, cycle_error);
+  /// The owned segments' credits and stretches.
+  CriticalPathResult accumulate(const CallTree& tree);
 
-  // (3) Each stretch on the path is owned by the rank the previous one hands over to. (1) has
-  // checked every hop, so end_of cannot throw here.
-  replay::send_each<StretchRecord>(
-      world, n,
-      [&](std::size_t i) {
-        return ranked.position[i] == replay::kOffList ? Rank{-1} : waits.waits[i].target_rank;
-      },
-      [&](std::size_t i) {
-        return StretchRecord{hop_of(waits.waits[i]), ranked.position[i] + 1};
-      },
-      [&](Rank source, const StretchRecord& r) { own(end_of(source, r.hop), r.position); });
+ private:
+  const Definitions& defs_;
+  const LocalTrace& trace_;
+  const WaitStateResult& waits_;
+  const replay::CollectiveTable& collectives_;
+  std::vector<Interval> intervals_;
+};
+
+CriticalPathResult RankPath::accumulate(const CallTree& tree) {
+  const LocalTrace& trace = trace_;
+  const Definitions& defs = defs_;
   // Credits are summed in path order, as the walk did, so every value is bit-identical.
-  std::sort(intervals.begin(), intervals.end(),
+  std::sort(intervals_.begin(), intervals_.end(),
             [](const Interval& a, const Interval& b) { return a.position < b.position; });
 
   CriticalPathResult result;
   result.cp.assign(tree.size(), 0.0);
   result.runtime.assign(tree.size(), 0.0);
   result.waits.assign(tree.size(), 0.0);
-  result.owned_segments = intervals.size();
-  for (const WaitState& w : waits.waits) result.waits[w.callpath] += w.wait;
+  result.owned_segments = intervals_.size();
+  for (const WaitState& w : waits_.waits) result.waits[w.callpath] += w.wait;
 
   // Segment credits are computed on the fly (no per-event arrays): an Enter/Leave event i
   // credits t_i - t_prev to its target, prev being the Enter/Leave before it.
@@ -208,7 +168,7 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   };
   if (trace.size() > 0)
     accumulate(-1, static_cast<std::int64_t>(trace.size()) - 1, result.runtime, UINT32_MAX);
-  for (const Interval& iv : intervals) {
+  for (const Interval& iv : intervals_) {
     const std::int64_t from = iv.from == kNoEvent ? -1 : cut_of(trace, iv.from);
     const std::int64_t to = cut_of(trace, iv.to);
     const double at_x = accumulate(from, to, result.cp, iv.callpath);
@@ -228,6 +188,133 @@ CriticalPathResult critical_path_pass(const replay::World& world, const Definiti
   }
   std::reverse(result.stretches.begin(), result.stretches.end());  // the walk went backwards
   return result;
+}
+
+}  // namespace
+
+std::vector<CriticalPathResult> critical_path_pass(
+    const replay::World& world, const Definitions& defs, const CallTree& tree, const Shard& shard,
+    const std::vector<WaitStateResult>& waits,
+    const std::vector<replay::CollectiveTable>& collectives, Rank partial_start) {
+  const std::size_t held = shard.size();
+  const RankBlocks& blocks = shard.blocks;
+  // One reduction for two facts: whether some rank has no MPI_Finalize, and how many wait
+  // states there are (every exchange below ships at most one record per wait state, and MPI's
+  // int counts hold 2^31).
+  std::uint64_t facts[2] = {0, 0};
+  for (const WaitStateResult& w : waits) {
+    facts[0] += w.finalize_leave == kNoEvent ? 1u : 0u;
+    facts[1] += w.waits.size();
+  }
+  MPI_Allreduce(MPI_IN_PLACE, facts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
+  const bool no_finalize = facts[0] > 0;
+  if (facts[1] >= (std::uint64_t{1} << 31))
+    world.agree([&] {
+      if (world.rank() == 0)
+        throw ReplayError(defs.anchor_path + ": " + std::to_string(facts[1]) +
+                          " wait states, more than the critical-path search handles (2^31)");
+    });
+  if (no_finalize && partial_start < 0)
+    world.agree([&] {
+      for (std::size_t i = 0; i < held; ++i)
+        if (waits[i].finalize_leave == kNoEvent)
+          throw IncompleteTraceError(defs.anchor_path + ": rank " +
+                                     std::to_string(shard.traces[i].rank) +
+                                     ": the trace has no MPI_Finalize (the rank did not finish; "
+                                     "--partial analyzes the run up to where it stopped)");
+    });
+
+  // One node per wait state; the path from a wait state goes to the latest wait state of its
+  // target rank strictly before the target's end event (or ends there, on that rank). Every
+  // rank can answer that for every hop into it, so the successor links are computed all at once
+  // and the path is ranked from its head in log2(hops) rounds, instead of one sequential hop per
+  // owner change (bench/RESULTS.md: a token walk waits for a scheduler slice per hop under load).
+  // The list spans processes: a process's nodes are the wait states of its ranks, one rank
+  // after another (node = first_node[i] + wait state index).
+  std::vector<RankPath> paths;
+  paths.reserve(held);
+  std::vector<std::uint32_t> first_node(held + 1, 0);
+  for (std::size_t i = 0; i < held; ++i) {
+    paths.emplace_back(defs, shard.traces[i], waits[i], collectives[i]);
+    first_node[i + 1] = first_node[i] + static_cast<std::uint32_t>(waits[i].waits.size());
+  }
+  const std::size_t n = first_node[held];
+  auto rank_of_node = [&](std::size_t k) {
+    return static_cast<std::size_t>(
+        std::upper_bound(first_node.begin(), first_node.end(), static_cast<std::uint32_t>(k)) -
+        first_node.begin() - 1);
+  };
+  auto wait_of = [&](std::size_t k) -> const WaitState& {
+    const std::size_t i = rank_of_node(k);
+    return waits[i].waits[k - first_node[i]];
+  };
+  auto hop_from = [&](std::size_t k) {
+    const std::size_t i = rank_of_node(k);
+    const WaitState& w = waits[i].waits[k - first_node[i]];
+    return AddressedHop{hop_of(w), shard.traces[i].rank, w.target_rank};
+  };
+  // The node a hop into a held rank leads to (UINT32_MAX: the path ends on that rank).
+  auto successor = [&](const AddressedHop& h) -> std::uint32_t {
+    const std::size_t i = shard.index(h.to);
+    const std::size_t x = paths[i].owner_before(paths[i].end_of(h.from, h.hop));
+    return x == paths[i].size() ? UINT32_MAX : first_node[i] + static_cast<std::uint32_t>(x);
+  };
+
+  // (1) Successor links, one batched request per process holding target ranks.
+  std::vector<replay::NodeRef> next(n);
+  replay::ask_each<AddressedHop, std::uint32_t>(
+      world, n, [&](std::size_t k) { return blocks.owner(wait_of(k).target_rank); },
+      [&](std::size_t k) { return hop_from(k); },
+      [&](Rank, const AddressedHop& h) { return successor(h); },
+      [&](std::size_t k, std::uint32_t succ) {
+        if (succ != UINT32_MAX) next[k] = replay::NodeRef{blocks.owner(wait_of(k).target_rank), succ};
+      });
+
+  // The head: the path ends where the run ends: the last MPI_Finalize entered, or with
+  // --partial and no MPI_Finalize, the end of the events of the rank that stopped first.
+  Rank start = partial_start;
+  if (!no_finalize)
+    start = held > 0 ? waits[0].finalize_latest_rank : 0;  // the same on every rank
+  const int start_process = blocks.owner(start);
+  replay::NodeRef head;
+  if (shard.holds(start)) {
+    const std::size_t i = shard.index(start);
+    const EventIdx end =
+        no_finalize ? static_cast<EventIdx>(shard.traces[i].size()) : waits[i].finalize_leave;
+    const std::size_t x = paths[i].own(end, 0);
+    if (x != paths[i].size())
+      head = replay::NodeRef{start_process, first_node[i] + static_cast<std::uint32_t>(x)};
+  }
+  MPI_Bcast(&head, sizeof head, MPI_BYTE, start_process, world.comm());
+
+  // (2) Which wait states are on the path, and where.
+  auto cycle_error = [&](std::uint32_t k) {
+    const std::size_t i = rank_of_node(k);
+    return defs.anchor_path + ": rank " + std::to_string(shard.traces[i].rank) + ", event " +
+           std::to_string(waits[i].waits[k - first_node[i]].event) +
+           ": the critical path comes back to this wait state (its hops form a cycle, which "
+           "no real run's communication can)";
+  };
+  const replay::ListRanking ranked =
+      replay::rank_list(world, std::move(next), head, cycle_error);
+
+  // (3) Each stretch on the path is owned by the rank the previous one hands over to. (1) has
+  // checked every hop, so end_of cannot throw here.
+  replay::send_each<AddressedStretch>(
+      world, n,
+      [&](std::size_t k) {
+        return ranked.position[k] == replay::kOffList ? -1 : blocks.owner(wait_of(k).target_rank);
+      },
+      [&](std::size_t k) { return AddressedStretch{hop_from(k), ranked.position[k] + 1}; },
+      [&](Rank, const AddressedStretch& r) {
+        RankPath& p = paths[shard.index(r.hop.to)];
+        p.own(p.end_of(r.hop.from, r.hop.hop), r.position);
+      });
+
+  std::vector<CriticalPathResult> results;
+  results.reserve(held);
+  for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+  return results;
 }
 
 }  // namespace cpreplay::analysis

@@ -9,6 +9,7 @@
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/collectives.hpp"
 #include "replay/world.hpp"
 
@@ -27,7 +28,7 @@ struct PathStretch {
 };
 
 struct CriticalPathResult {
-  std::vector<double> cp;       ///< this rank's critical-path time per call path (exclusive)
+  std::vector<double> cp;       ///< the rank's critical-path time per call path (exclusive)
   std::vector<double> runtime;  ///< whole-run exclusive time per call path (§7.2 segments)
   std::vector<double> waits;    ///< W[c]: waiting time of this rank's wait states per call path
   std::uint64_t owned_segments = 0;  ///< how many stretches of the path this rank owned
@@ -35,17 +36,18 @@ struct CriticalPathResult {
 };
 
 /// Finds the critical path (successor links in one exchange, the list ranked from its head in
-/// ceil(log2 hops) rounds) and accumulates the owned segments. Throws ReplayError when the hops
-/// form a cycle (no real run's communication can).
+/// ceil(log2 hops) rounds) and accumulates the owned segments, for every held rank (result i,
+/// waits[i], collectives[i]: shard.traces[i]). The list spans the processes; hops between
+/// co-located ranks are answered in memory. Throws ReplayError when the hops form a cycle (no
+/// real run's communication can).
 /// Throws IncompleteTraceError (via World::agree, on the lowest such rank) when a rank has no
 /// MPI_Finalize: the path has no end to start from.
 /// MPI: collective on world.
 /// With `partial_start` >= 0 (--partial) a trace without MPI_Finalize is walked from the end
 /// of that rank's events (the rank that stopped first) instead of failing.
-CriticalPathResult critical_path_pass(const replay::World& world, const Definitions& defs,
-                                      const CallTree& tree, const LocalTrace& trace,
-                                      const WaitStateResult& waits,
-                                      const replay::CollectiveTable& collectives,
-                                      Rank partial_start = -1);
+std::vector<CriticalPathResult> critical_path_pass(
+    const replay::World& world, const Definitions& defs, const CallTree& tree, const Shard& shard,
+    const std::vector<WaitStateResult>& waits,
+    const std::vector<replay::CollectiveTable>& collectives, Rank partial_start = -1);
 
 }  // namespace cpreplay::analysis

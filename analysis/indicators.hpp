@@ -5,6 +5,7 @@
 
 #include "analysis/critical_path.hpp"
 #include "analysis/metric_table.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
@@ -15,11 +16,14 @@ struct CriticalPathSummary {
   std::vector<double> profile;  ///< gcp[c]
 };
 
-/// Writes the critical-path metrics into `sev` (which must already hold time and the wait
-/// states, for critical_path_imbalance). Guards Scalasca 2.6's two 0/0 divisions (0/0 -> 0) as
-/// expected.json does.
-/// MPI: collective on world (allreduces of per-call-path arrays).
-CriticalPathSummary indicator_pass(const replay::World& world, const CallTree& tree,
-                                   const CriticalPathResult& cp, Severity& sev);
+/// Writes the critical-path metrics into `sevs[i]` for every held rank (which must already hold
+/// time and the wait states, for critical_path_imbalance; cps[i] is the same rank's critical
+/// path). Guards Scalasca 2.6's two 0/0 divisions (0/0 -> 0) as expected.json does. Sums over
+/// ranks have one fixed order, so the values do not depend on the number of processes.
+/// MPI: collective on world (sums of per-call-path arrays over ranks).
+CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks& blocks,
+                                   const CallTree& tree,
+                                   const std::vector<CriticalPathResult>& cps,
+                                   std::vector<Severity>& sevs);
 
 }  // namespace cpreplay::analysis

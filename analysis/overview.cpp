@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "replay/rank_sum.hpp"
+
 namespace cpreplay::analysis {
 namespace {
 
@@ -43,13 +45,14 @@ class Binner {
 
 }  // namespace
 
-OverviewLayout overview_layout(const replay::World& world, const CallTree& tree,
-                               const Severity& sev, Ticks begin, Ticks end, std::size_t bins,
-                               std::size_t max_top) {
+OverviewLayout overview_layout(const replay::World& world, const RankBlocks& blocks,
+                               const CallTree& tree, const std::vector<Severity>& sevs,
+                               Ticks begin, Ticks end, std::size_t bins, std::size_t max_top) {
   const std::size_t n = tree.size();
-  std::vector<double> total(n, 0.0);
-  MPI_Allreduce(sev.row(Metric::Time), total.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM,
-                world.comm());
+  const std::vector<double> total =
+      replay::sum_over_ranks(world, blocks, n, [&](std::size_t i, double* out) {
+        std::copy(sevs[i].row(Metric::Time), sevs[i].row(Metric::Time) + n, out);
+      });
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   // Ties by call path id, so every rank picks the same paths.

@@ -10,6 +10,7 @@
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
@@ -28,13 +29,14 @@ struct OverviewLayout {
   std::size_t columns() const { return top.size() + 2; }  ///< top, other, waiting
 };
 
-/// Picks the `max_top` call paths with the most exclusive time (sev's `time` row, summed over
-/// ranks; at least 0.5 % of all of it) and the run's extent. MPI: collective on world.
-OverviewLayout overview_layout(const replay::World& world, const CallTree& tree,
-                               const Severity& sev, Ticks begin, Ticks end, std::size_t bins,
-                               std::size_t max_top);
+/// Picks the `max_top` call paths with the most exclusive time (the `time` rows of `sevs`, the
+/// held ranks, summed over all ranks; at least 0.5 % of all of it) and the run's extent.
+/// MPI: collective on world.
+OverviewLayout overview_layout(const replay::World& world, const RankBlocks& blocks,
+                               const CallTree& tree, const std::vector<Severity>& sevs,
+                               Ticks begin, Ticks end, std::size_t bins, std::size_t max_top);
 
-/// This rank's bins, row-major [bin][column]: the share of the bin (0..1) spent exclusively in
+/// One rank's bins, row-major [bin][column]: the share of the bin (0..1) spent exclusively in
 /// each top call path, in other call paths, and waiting in wait states (which overlaps the
 /// others). MPI: local.
 std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& tree,

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "analysis/profile.hpp"
+#include "replay/rank_sum.hpp"
 
 namespace cpreplay::analysis {
 namespace {
@@ -155,43 +156,59 @@ std::string rank_list(std::vector<int> ranks) {
 }
 
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
-                      const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
-                      const CriticalPathSummary& path) {
+                      const Shard& shard, const std::vector<Severity>& sevs,
+                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path) {
   const std::size_t n = tree.size();
-  const int ranks = world.size();
+  const int ranks = defs.ranks();
+  const std::size_t held = shard.size();
   Summary s;
   s.trace = defs.anchor_path;
   s.ranks = ranks;
+  s.processes = shard.blocks.processes();
+  s.ranks_per_process_max = shard.blocks.count(0);
+  s.ranks_per_process_min = shard.blocks.count(shard.blocks.processes() - 1);
   s.critical_path_length = path.length;
 
-  // Per-call-path sums over ranks (one allreduce), per-call-path maxima with their rank.
-  // Layout: kSumRows, kWaitRows, inclusive time, then kCauseRows rows per entry of kCauses.
+  // Per-call-path sums over ranks (in one fixed order: replay::sum_over_ranks), per-call-path
+  // maxima with their rank. Layout: kSumRows, kWaitRows, inclusive time, then kCauseRows rows
+  // per entry of kCauses.
   constexpr std::size_t kCauseBase = kSumCount + kWaitCount + 1;
-  std::vector<double> local((kCauseBase + kCauseRows * kCauseCount) * n, 0.0);
-  for (std::size_t k = 0; k < kSumCount; ++k)
-    std::copy(sev.row(kSumRows[k]), sev.row(kSumRows[k]) + n, local.begin() + k * n);
-  for (std::size_t k = 0; k < kWaitCount; ++k)
-    std::copy(sev.row(kWaitRows[k]), sev.row(kWaitRows[k]) + n,
-              local.begin() + (kSumCount + k) * n);
-  const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
-  std::copy(incl.begin(), incl.end(), local.begin() + (kSumCount + kWaitCount) * n);
-  for (std::size_t p = 0; p < kCauseCount; ++p) {
-    const Metric rows[kCauseRows] = {kCauses[p].short_term, kCauses[p].long_term,
-                                     kCauses[p].indirect, kCauses[p].propagating};
-    for (std::size_t k = 0; k < kCauseRows; ++k)
-      if (rows[k] != Metric::Count)
-        std::copy(sev.row(rows[k]), sev.row(rows[k]) + n,
-                  local.begin() + (kCauseBase + p * kCauseRows + k) * n);
-  }
-  std::vector<double> sum(local.size());
-  MPI_Allreduce(local.data(), sum.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
-                world.comm());
+  const std::size_t width = (kCauseBase + kCauseRows * kCauseCount) * n;
+  const std::vector<double> sum =
+      replay::sum_over_ranks(world, shard.blocks, width, [&](std::size_t i, double* local) {
+        const Severity& sev = sevs[i];
+        for (std::size_t k = 0; k < kSumCount; ++k)
+          std::copy(sev.row(kSumRows[k]), sev.row(kSumRows[k]) + n, local + k * n);
+        for (std::size_t k = 0; k < kWaitCount; ++k)
+          std::copy(sev.row(kWaitRows[k]), sev.row(kWaitRows[k]) + n,
+                    local + (kSumCount + k) * n);
+        const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
+        std::copy(incl.begin(), incl.end(), local + (kSumCount + kWaitCount) * n);
+        for (std::size_t p = 0; p < kCauseCount; ++p) {
+          const Metric rows[kCauseRows] = {kCauses[p].short_term, kCauses[p].long_term,
+                                           kCauses[p].indirect, kCauses[p].propagating};
+          for (std::size_t k = 0; k < kCauseRows; ++k)
+            if (rows[k] != Metric::Count)
+              std::copy(sev.row(rows[k]), sev.row(rows[k]) + n,
+                        local + (kCauseBase + p * kCauseRows + k) * n);
+        }
+      });
   struct DoubleInt {
     double v;
     int r;
   };
+  // MAXLOC: the larger value, on ties the lower rank; the held ranks first, then processes.
+  auto better = [](const DoubleInt& a, const DoubleInt& b) {
+    return a.v > b.v || (a.v == b.v && a.r < b.r);
+  };
   std::vector<DoubleInt> mine(n), most(n);
-  for (std::size_t c = 0; c < n; ++c) mine[c] = DoubleInt{sev.at(Metric::Time, c), world.rank()};
+  for (std::size_t c = 0; c < n; ++c) {
+    mine[c] = DoubleInt{sevs[0].at(Metric::Time, c), shard.first()};
+    for (std::size_t i = 1; i < held; ++i) {
+      const DoubleInt v{sevs[i].at(Metric::Time, c), shard.first() + static_cast<Rank>(i)};
+      if (better(v, mine[c])) mine[c] = v;
+    }
+  }
   MPI_Allreduce(mine.data(), most.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
                 world.comm());
   auto row = [&](std::size_t k) { return sum.data() + k * n; };
@@ -200,10 +217,10 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   const double* cpi_sum = row(2);
   const double* incl_sum = row(kSumCount + kWaitCount);
 
-  // Root causes. Rank 0 picks each pattern's kTopCauses call paths by delay summed over ranks
-  // (short + long-term) and broadcasts them, so that every rank looks up the same slots; then
-  // kTopRanks rounds of MAXLOC find the ranks with the most delay in each slot, and a sum
-  // counts the ranks that have any. Each rank sends O(patterns x kTopCauses) values.
+  // Root causes. Process 0 picks each pattern's kTopCauses call paths by delay summed over
+  // ranks (short + long-term) and broadcasts them, so that every process looks up the same
+  // slots; then kTopRanks rounds of MAXLOC find the ranks with the most delay in each slot, and
+  // a sum counts the ranks that have any. Each process sends O(patterns x kTopCauses) values.
   constexpr std::size_t kSlots = kCauseCount * kTopCauses;
   auto delay_sum = [&](std::size_t p, std::uint32_t c) {
     return row(kCauseBase + p * kCauseRows)[c] + row(kCauseBase + p * kCauseRows + 1)[c];
@@ -220,37 +237,56 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       for (std::size_t i = 0; i < top; ++i) slot[p * kTopCauses + i] = by_delay[i].second;
     }
   MPI_Bcast(slot, static_cast<int>(kSlots), MPI_UINT32_T, 0, world.comm());
+  // Per held rank and slot: its delay there (0 once it has been named).
+  std::vector<double> rank_delay(held * kSlots, 0.0);
   DoubleInt slot_mine[kSlots], slot_best[kSlots];
   DoubleInt slot_top[kTopRanks][kSlots];
   int slot_has[kSlots], slot_count[kSlots];
-  for (std::size_t i = 0; i < kSlots; ++i) {
-    const std::size_t p = i / kTopCauses;
-    const double v = slot[i] == UINT32_MAX ? 0.0
-                                           : sev.at(kCauses[p].short_term, slot[i]) +
-                                                 sev.at(kCauses[p].long_term, slot[i]);
-    slot_mine[i] = DoubleInt{v > kNoDelay ? v : 0.0, world.rank()};
-    slot_has[i] = v > kNoDelay ? 1 : 0;
-  }
+  std::fill(slot_has, slot_has + kSlots, 0);
+  for (std::size_t i = 0; i < held; ++i)
+    for (std::size_t k = 0; k < kSlots; ++k) {
+      const std::size_t p = k / kTopCauses;
+      const double v = slot[k] == UINT32_MAX ? 0.0
+                                             : sevs[i].at(kCauses[p].short_term, slot[k]) +
+                                                   sevs[i].at(kCauses[p].long_term, slot[k]);
+      rank_delay[i * kSlots + k] = v > kNoDelay ? v : 0.0;
+      slot_has[k] += v > kNoDelay ? 1 : 0;
+    }
   MPI_Reduce(slot_has, slot_count, static_cast<int>(kSlots), MPI_INT, MPI_SUM, 0, world.comm());
   for (std::size_t round = 0; round < kTopRanks; ++round) {
+    for (std::size_t k = 0; k < kSlots; ++k) {
+      slot_mine[k] = DoubleInt{rank_delay[k], shard.first()};
+      for (std::size_t i = 1; i < held; ++i) {
+        const DoubleInt v{rank_delay[i * kSlots + k], shard.first() + static_cast<Rank>(i)};
+        if (better(v, slot_mine[k])) slot_mine[k] = v;
+      }
+    }
     MPI_Allreduce(slot_mine, slot_best, static_cast<int>(kSlots), MPI_DOUBLE_INT, MPI_MAXLOC,
                   world.comm());
-    for (std::size_t i = 0; i < kSlots; ++i) {
-      slot_top[round][i] = slot_best[i];
+    for (std::size_t k = 0; k < kSlots; ++k) {
+      slot_top[round][k] = slot_best[k];
       // The winner steps aside so that the next round finds the next rank.
-      if (slot_best[i].r == world.rank()) slot_mine[i].v = 0.0;
+      if (shard.holds(slot_best[k].r)) rank_delay[shard.index(slot_best[k].r) * kSlots + k] = 0.0;
     }
   }
 
   // Trace extent and sizes.
-  Ticks first = trace.size() ? trace.time.front() : ~Ticks{0};
-  Ticks last = trace.size() ? trace.time.back() : 0;
+  Ticks first = ~Ticks{0}, last = 0;
+  std::uint64_t counts[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < held; ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    if (trace.size()) {
+      first = std::min(first, trace.time.front());
+      last = std::max(last, trace.time.back());
+    }
+    counts[0] += trace.size();
+    counts[1] += waits[i].p2p_clock_violations;
+    counts[2] += waits[i].coll_clock_violations;
+  }
   Ticks gfirst = 0, glast = 0;
   MPI_Allreduce(&first, &gfirst, 1, MPI_UINT64_T, MPI_MIN, world.comm());
   MPI_Allreduce(&last, &glast, 1, MPI_UINT64_T, MPI_MAX, world.comm());
   s.wall_clock = glast >= gfirst ? defs.clock.span(gfirst, glast) : 0.0;
-  std::uint64_t counts[3] = {trace.size(), waits.p2p_clock_violations,
-                             waits.coll_clock_violations};
   std::uint64_t gcounts[3] = {0, 0, 0};
   MPI_Allreduce(counts, gcounts, 3, MPI_UINT64_T, MPI_SUM, world.comm());
   s.events = gcounts[0];
@@ -259,22 +295,34 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   for (std::uint32_t c = 0; c < n; ++c)
     if (!tree.node(CallpathId{c}).parent.valid()) s.allocation_time += incl_sum[c];
 
-  // The most severe instances: each rank's top ones, merged on rank 0.
-  std::vector<WaitState> top(std::min(kWorst, waits.waits.size()));
-  std::partial_sort_copy(waits.waits.begin(), waits.waits.end(), top.begin(), top.end(),
-                         [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
-  std::vector<WorstWire> out(kWorst, WorstWire{-1.0, 0.0, 0, 0, 0, 0});
-  for (std::size_t i = 0; i < std::min(kWorst, top.size()); ++i) {
-    const Ticks start = wait_start(trace, top[i]);
-    out[i] = WorstWire{top[i].wait, start >= gfirst ? defs.clock.span(gfirst, start) : 0.0,
-                       static_cast<std::int32_t>(top[i].metric), world.rank(), top[i].callpath,
-                       0};
+  // The most severe instances: each rank's top ones, gathered on process 0 in rank order.
+  std::vector<WorstWire> out(held * kWorst, WorstWire{-1.0, 0.0, 0, 0, 0, 0});
+  for (std::size_t i = 0; i < held; ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    std::vector<WaitState> top(std::min(kWorst, waits[i].waits.size()));
+    std::partial_sort_copy(waits[i].waits.begin(), waits[i].waits.end(), top.begin(), top.end(),
+                           [](const WaitState& a, const WaitState& b) { return a.wait > b.wait; });
+    for (std::size_t k = 0; k < top.size(); ++k) {
+      const Ticks start = wait_start(trace, top[k]);
+      out[i * kWorst + k] =
+          WorstWire{top[k].wait, start >= gfirst ? defs.clock.span(gfirst, start) : 0.0,
+                    static_cast<std::int32_t>(top[k].metric), trace.rank, top[k].callpath, 0};
+    }
   }
-  std::vector<WorstWire> all(world.rank() == 0 ? kWorst * ranks : 0);
-  MPI_Gather(out.data(), static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, all.data(),
-             static_cast<int>(kWorst * sizeof(WorstWire)), MPI_BYTE, 0, world.comm());
+  std::vector<WorstWire> all(world.rank() == 0 ? kWorst * static_cast<std::size_t>(ranks) : 0);
+  {
+    constexpr int kBytes = static_cast<int>(kWorst * sizeof(WorstWire));
+    std::vector<int> bytes(static_cast<std::size_t>(world.size())),
+        displs(static_cast<std::size_t>(world.size()));
+    for (int p = 0; p < world.size(); ++p) {
+      bytes[static_cast<std::size_t>(p)] = shard.blocks.count(p) * kBytes;
+      displs[static_cast<std::size_t>(p)] = shard.blocks.first(p) * kBytes;
+    }
+    MPI_Gatherv(out.data(), static_cast<int>(held) * kBytes, MPI_BYTE, all.data(), bytes.data(),
+                displs.data(), MPI_BYTE, 0, world.comm());
+  }
 
-  // Inter-partition diagnosis needs, on every rank, the call path with the largest
+  // Inter-partition diagnosis needs, on every process, the call path with the largest
   // inter-partition imbalance; then the waiting and the work of the ranks that never run it.
   std::uint32_t bottleneck = UINT32_MAX;
   double best_inter = 0.0;
@@ -283,17 +331,19 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       best_inter = row(6)[c];
       bottleneck = c;
     }
-  std::vector<double> others(n + 2, 0.0), others_sum(n + 2, 0.0);
-  if (bottleneck != UINT32_MAX && incl[bottleneck] == 0.0) {
-    for (std::uint32_t c = 0; c < n; ++c) {
-      const Region& r = defs.region(tree.node(CallpathId{c}).region);
-      if (!r.is_mpi() && tree.node(CallpathId{c}).parent.valid()) others[c] = sev.at(Metric::Comp, c);
-      for (Metric m : kWaitRows) others[n] += sev.at(m, c);
-    }
-    others[n + 1] = 1.0;
-  }
-  MPI_Allreduce(others.data(), others_sum.data(), static_cast<int>(n + 2), MPI_DOUBLE, MPI_SUM,
-                world.comm());
+  const std::vector<double> others_sum =
+      replay::sum_over_ranks(world, shard.blocks, n + 2, [&](std::size_t i, double* others) {
+        if (bottleneck == UINT32_MAX) return;
+        const Severity& sev = sevs[i];
+        if (inclusive_along_call_tree(tree, sev.row(Metric::Time))[bottleneck] != 0.0) return;
+        for (std::uint32_t c = 0; c < n; ++c) {
+          const Region& r = defs.region(tree.node(CallpathId{c}).region);
+          if (!r.is_mpi() && tree.node(CallpathId{c}).parent.valid())
+            others[c] = sev.at(Metric::Comp, c);
+          for (Metric m : kWaitRows) others[n] += sev.at(m, c);
+        }
+        others[n + 1] = 1.0;
+      });
   if (world.rank() != 0) return s;
 
   // Critical-path table.

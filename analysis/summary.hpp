@@ -11,17 +11,20 @@
 #include "analysis/metric_table.hpp"
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
+#include "cpreplay/shard.hpp"
 #include "cpreplay/summary.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
 
-/// Builds the summary (complete on rank 0; other ranks get partial data).
-/// `sev` must hold the final exclusive values of every metric.
+/// Builds the summary (complete on process 0; other processes get partial data). `sevs[i]`
+/// and `waits[i]` belong to shard.traces[i]; `sevs` must hold the final exclusive values of
+/// every metric. Sums over ranks have one fixed order, so the summary does not depend on the
+/// number of processes (except for the line that says how many there were).
 /// MPI: collective on world (reductions of per-call-path rows, a gather of worst instances).
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
-                      const LocalTrace& trace, const Severity& sev, const WaitStateResult& waits,
-                      const CriticalPathSummary& path);
+                      const Shard& shard, const std::vector<Severity>& sevs,
+                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path);
 
 /// Ranks in ascending order, runs of three or more as ranges: "rank 4", "ranks 2 and 5",
 /// "ranks 0-3", "ranks 0-2, 6 and 9". MPI: local.

@@ -64,9 +64,14 @@ Ticks ViewClock::ticks(double seconds) const {
   return static_cast<Ticks>(std::llround(seconds * static_cast<double>(ticks_per_second)));
 }
 
-ViewClock view_clock(const replay::World& world, const Definitions& defs, const LocalTrace& trace,
+ViewClock view_clock(const replay::World& world, const Definitions& defs, const Shard& shard,
                      Ticks* last) {
-  Ticks ends[2] = {trace.size() ? ~trace.time.front() : 0, trace.size() ? trace.time.back() : 0};
+  Ticks ends[2] = {0, 0};
+  for (const LocalTrace& trace : shard.traces)
+    if (trace.size()) {
+      ends[0] = std::max(ends[0], ~trace.time.front());
+      ends[1] = std::max(ends[1], trace.time.back());
+    }
   Ticks global[2] = {0, 0};
   MPI_Allreduce(ends, global, 2, MPI_UINT64_T, MPI_MAX, world.comm());
   ViewClock clock;
@@ -76,6 +81,8 @@ ViewClock view_clock(const replay::World& world, const Definitions& defs, const 
   if (last != nullptr) *last = std::max(global[1], clock.origin);
   return clock;
 }
+
+const std::size_t TimelineSource::kHistogramBuckets = kBuckets;
 
 TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult& waits,
                                const ViewClock& clock)
@@ -117,25 +124,40 @@ TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult& w
   }
 }
 
-TimelineBudget TimelineSource::budget(const replay::World& world, std::uint64_t max_events,
-                                      std::uint64_t local_stretches,
-                                      std::uint64_t local_handovers) {
-  std::vector<std::uint64_t> local(2 * kBuckets + 2), global(2 * kBuckets + 2);
-  std::copy(activity_hist_.begin(), activity_hist_.end(), local.begin());
-  std::copy(wait_hist_.begin(), wait_hist_.end(), local.begin() + kBuckets);
+void TimelineSource::take_histograms(std::vector<std::uint64_t>& into) {
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    into[b] += activity_hist_[b];
+    into[kBuckets + b] += wait_hist_[b];
+  }
+  std::vector<std::uint64_t>().swap(activity_hist_);
+  std::vector<std::uint64_t>().swap(wait_hist_);
+}
+
+void TimelineSource::keep(const TimelineBudget& budget) {
+  activity_min_ns_ = budget.activity_min_ns;
+  wait_min_ns_ = budget.wait_min_ns;
+}
+
+TimelineBudget timeline_budget(const replay::World& world,
+                               const std::vector<TimelineSource*>& sources,
+                               std::uint64_t max_events, std::uint64_t local_stretches,
+                               std::uint64_t local_handovers) {
+  std::vector<std::uint64_t> local(2 * kBuckets + 2, 0), global(2 * kBuckets + 2);
+  for (TimelineSource* source : sources) source->take_histograms(local);
   local[2 * kBuckets] = local_stretches;
   local[2 * kBuckets + 1] = local_handovers;
   MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM,
                 world.comm());
-  activity_hist_.assign(global.begin(), global.begin() + kBuckets);
-  wait_hist_.assign(global.begin() + kBuckets, global.begin() + 2 * kBuckets);
+  const std::vector<std::uint64_t> activity_hist(global.begin(), global.begin() + kBuckets);
+  const std::vector<std::uint64_t> wait_hist(global.begin() + kBuckets,
+                                             global.begin() + 2 * kBuckets);
 
   TimelineBudget b;
   b.max_events = max_events;
   b.stretches = global[2 * kBuckets];
   b.flows = 2 * global[2 * kBuckets + 1];
-  b.activity_total = sum(activity_hist_);
-  b.waits_total = sum(wait_hist_);
+  b.activity_total = sum(activity_hist);
+  b.waits_total = sum(wait_hist);
   b.activity_kept = b.activity_total;
   b.waits_kept = b.waits_total;
   // The critical path is kept whole even beyond the limit; the rest shares what is left.
@@ -146,13 +168,10 @@ TimelineBudget TimelineSource::budget(const replay::World& world, std::uint64_t 
     const std::uint64_t for_waits =
         std::min(b.waits_total,
                  std::max((room + 1) / 2, room > b.activity_total ? room - b.activity_total : 0));
-    std::tie(b.wait_min_ns, b.waits_kept) = threshold(wait_hist_, for_waits);
-    std::tie(b.activity_min_ns, b.activity_kept) = threshold(activity_hist_, room - b.waits_kept);
+    std::tie(b.wait_min_ns, b.waits_kept) = threshold(wait_hist, for_waits);
+    std::tie(b.activity_min_ns, b.activity_kept) = threshold(activity_hist, room - b.waits_kept);
   }
-  activity_min_ns_ = b.activity_min_ns;
-  wait_min_ns_ = b.wait_min_ns;
-  std::vector<std::uint64_t>().swap(activity_hist_);
-  std::vector<std::uint64_t>().swap(wait_hist_);
+  for (TimelineSource* source : sources) source->keep(b);
   return b;
 }
 

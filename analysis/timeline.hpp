@@ -12,6 +12,7 @@
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
@@ -28,7 +29,7 @@ struct ViewClock {
 };
 
 /// The first and last event time over all ranks. MPI: collective on world.
-ViewClock view_clock(const replay::World& world, const Definitions& defs, const LocalTrace& trace,
+ViewClock view_clock(const replay::World& world, const Definitions& defs, const Shard& shard,
                      Ticks* last = nullptr);
 
 /// What --timeline-max-events keeps, identical on every rank.
@@ -60,24 +61,24 @@ struct TimelineEvent {
   Kind kind = Activity;
 };
 
-/// This rank's timeline, event by event in chunks: activity first (in order of Enter, parents
+/// One rank's timeline, event by event in chunks: activity first (in order of Enter, parents
 /// before children), then wait states (in order of their start). Holds a few thousand events at
 /// a time whatever the trace size: a first pass notes the Leave of the few regions that stay
 /// open across a block of events, so every other Leave is found within one block.
-/// MPI: local, except budget() (collective on world).
+/// MPI: local.
 class TimelineSource {
  public:
   TimelineSource(const LocalTrace& trace, const WaitStateResult& waits, const ViewClock& clock);
 
-  /// Chooses the shortest kept activity and wait state so that the whole timeline fits
-  /// `max_events` (critical path first, then the longest wait states, then activity), from
-  /// histograms of all ranks. MPI: collective on world.
-  /// `local_stretches`: this rank's critical-path stretches; `local_handovers`: how many of
-  /// them took the path over from another rank (each gets a pair of flow events).
-  TimelineBudget budget(const replay::World& world, std::uint64_t max_events,
-                        std::uint64_t local_stretches, std::uint64_t local_handovers);
+  /// Adds this rank's duration histograms (activity, then wait states; kHistogramBuckets each)
+  /// to `into`, and drops them.
+  void take_histograms(std::vector<std::uint64_t>& into);
+  /// Keeps the activity and wait states the budget keeps.
+  void keep(const TimelineBudget& budget);
   /// Appends up to about `max` events to `out`; false once everything has been produced.
   bool next(std::vector<TimelineEvent>& out, std::size_t max);
+
+  static const std::size_t kHistogramBuckets;
 
  private:
   struct Pending {
@@ -107,5 +108,16 @@ class TimelineSource {
   std::vector<std::uint32_t> stack_;       ///< open visits: index into pending_, or kLongVisit
   std::vector<TimelineEvent> same_start_;  ///< wait states starting together, longest first
 };
+
+/// Chooses the shortest kept activity and wait state so that the whole timeline fits
+/// `max_events` (critical path first, then the longest wait states, then activity), from the
+/// histograms of all ranks (`sources`: this process's ranks), and tells every source.
+/// `local_stretches`: the held ranks' critical-path stretches; `local_handovers`: how many of
+/// them took the path over from another rank (each gets a pair of flow events).
+/// MPI: collective on world.
+TimelineBudget timeline_budget(const replay::World& world,
+                               const std::vector<TimelineSource*>& sources,
+                               std::uint64_t max_events, std::uint64_t local_stretches,
+                               std::uint64_t local_handovers);
 
 }  // namespace cpreplay::analysis

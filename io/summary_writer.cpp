@@ -129,6 +129,14 @@ std::string summary_text(const Summary& s) {
   out += "  ranks " + std::to_string(s.ranks) + "   events " + std::to_string(s.events) +
          "   wall-clock " + seconds(s.wall_clock) + "   critical path " +
          seconds(s.critical_path_length) + "   analysis " + seconds(s.analysis_seconds) + "\n";
+  // How the ranks were shared out: each process analyzed a contiguous block of them.
+  out += "  analyzed by " + std::to_string(s.processes) +
+         (s.processes == 1 ? " process, " : " processes, ") +
+         (s.ranks_per_process_min == s.ranks_per_process_max
+              ? count(static_cast<std::uint64_t>(s.ranks_per_process_max), "rank")
+              : std::to_string(s.ranks_per_process_max) + " or " +
+                    count(static_cast<std::uint64_t>(s.ranks_per_process_min), "rank")) +
+         " each\n";
   if (!s.report.empty()) out += "  report " + s.report + "\n";
   if (!s.json.empty()) out += "  json   " + s.json + "\n";
   if (s.partial)
@@ -253,6 +261,9 @@ std::string summary_json(const Summary& s) {
   field("trace", json_string(s.trace));
   field("report", json_string(s.report));
   field("ranks", std::to_string(s.ranks));
+  field("processes", "{\"count\": " + std::to_string(s.processes) + ", \"ranks_min\": " +
+                        std::to_string(s.ranks_per_process_min) + ", \"ranks_max\": " +
+                        std::to_string(s.ranks_per_process_max) + "}");
   field("events", std::to_string(s.events));
   field("wall_clock_s", json_number(s.wall_clock));
   field("critical_path_length_s", json_number(s.critical_path_length));

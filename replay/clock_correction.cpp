@@ -29,37 +29,42 @@ bool must_follow(const Definitions& defs, const LocalTrace& trace, const CollIns
 
 }  // namespace
 
-ClockCorrection correct_clocks(const World& world, const Definitions& defs, LocalTrace& trace,
-                               const MessageTable& messages,
-                               const CollectiveTable& collectives) {
-  const Rank me = world.rank();
-  // Tightest constraint per source rank (the destination is always this rank).
-  std::map<std::int64_t, std::int64_t> tightest;
-  auto add = [&](Rank src, Ticks src_time, Ticks my_time) {
-    if (src == me) return;
-    const std::int64_t w = diff(my_time, src_time);
-    auto [it, fresh] = tightest.emplace(src, w);
-    if (!fresh) it->second = std::min(it->second, w);
-  };
-  for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
-    add(peer_rank(defs, trace, messages.recv_events[m]), messages.sends[m].time,
-        trace.time[messages.recv_events[m]]);
-  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c)
-    for (std::uint32_t k = 0; k < collectives.ends[c].size(); ++k) {
-      Rank src = 0;
-      Ticks begin = 0;
-      if (must_follow(defs, trace, collectives.instance(defs, trace, c, k),
-                      collectives.timing[c][k], me, src, begin))
-        add(src, begin, trace.time[collectives.ends[c][k]]);
-    }
-
-  // Gather (src, dst, weight) triples on rank 0.
+ClockCorrection correct_clocks(const World& world, const Definitions& defs, Shard& shard,
+                               const std::vector<MessageTable>& messages,
+                               const std::vector<CollectiveTable>& collectives) {
+  // Per held rank, the tightest constraint per source rank (the destination is that rank), as
+  // (src, dst, weight) triples in rank order.
   std::vector<std::int64_t> mine;
-  for (const auto& [src, w] : tightest) {
-    mine.push_back(src);
-    mine.push_back(me);
-    mine.push_back(w);
+  for (std::size_t i = 0; i < shard.size(); ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    const Rank me = trace.rank;
+    std::map<std::int64_t, std::int64_t> tightest;
+    auto add = [&](Rank src, Ticks src_time, Ticks my_time) {
+      if (src == me) return;
+      const std::int64_t w = diff(my_time, src_time);
+      auto [it, fresh] = tightest.emplace(src, w);
+      if (!fresh) it->second = std::min(it->second, w);
+    };
+    const MessageTable& m = messages[i];
+    for (std::size_t k = 0; k < m.recv_events.size(); ++k)
+      add(peer_rank(defs, trace, m.recv_events[k]), m.sends[k].time, trace.time[m.recv_events[k]]);
+    const CollectiveTable& coll = collectives[i];
+    for (std::uint32_t c = 0; c < coll.ends.size(); ++c)
+      for (std::uint32_t k = 0; k < coll.ends[c].size(); ++k) {
+        Rank src = 0;
+        Ticks begin = 0;
+        if (must_follow(defs, trace, coll.instance(defs, trace, c, k), coll.timing[c][k], me, src,
+                        begin))
+          add(src, begin, trace.time[coll.ends[c][k]]);
+      }
+    for (const auto& [src, w] : tightest) {
+      mine.push_back(src);
+      mine.push_back(me);
+      mine.push_back(w);
+    }
   }
+
+  // Gather the triples on process 0, in rank order (processes hold consecutive ranks).
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(world.size());
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.comm());
@@ -74,11 +79,12 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
               MPI_INT64_T, 0, world.comm());
 
   // Bellman-Ford with a virtual source (all offsets <= 0): o_src <= o_dst + weight.
-  std::vector<std::int64_t> offset(world.size(), 0);
+  const int ranks = defs.ranks();
+  std::vector<std::int64_t> offset(ranks, 0);
   std::int64_t consistent = 1;
   if (world.rank() == 0) {
     bool changed = true;
-    for (int pass = 0; pass <= world.size() && changed; ++pass) {
+    for (int pass = 0; pass <= ranks && changed; ++pass) {
       changed = false;
       for (std::size_t k = 0; k + 2 < all.size(); k += 3) {
         const std::int64_t src = all[k], dst = all[k + 1], w = all[k + 2];
@@ -87,7 +93,7 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
           changed = true;
         }
       }
-      if (changed && pass == world.size()) consistent = 0;
+      if (changed && pass == ranks) consistent = 0;
     }
     if (!consistent) std::fill(offset.begin(), offset.end(), 0);
   }
@@ -96,13 +102,15 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
 
   ClockCorrection result;
   result.consistent = offset.back() != 0;
-  result.offset = offset[me];
-  trace.time.shift_all(result.offset);
-  std::uint64_t moved = result.offset != 0 ? trace.size() : 0;
+  std::uint64_t moved = 0;
+  for (LocalTrace& trace : shard.traces) {
+    trace.time.shift_all(offset[trace.rank]);
+    if (offset[trace.rank] != 0) moved += trace.size();
+  }
   MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UINT64_T, MPI_SUM, world.comm());
   result.moved_events = moved;
   std::int64_t most = 0;
-  for (int r = 0; r < world.size(); ++r) {
+  for (int r = 0; r < ranks; ++r) {
     most = std::max(most, -offset[r]);
     if (offset[r] != 0) ++result.moved_ranks;
   }
@@ -110,38 +118,42 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Loca
   return result;
 }
 
-std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTrace& trace,
-                            const MessageTable& messages, const CollectiveTable& collectives,
-                            double& max_jump) {
-  // The earliest time each constrained event may have.
-  std::vector<std::pair<EventIdx, Ticks>> floor;
-  for (std::size_t m = 0; m < messages.recv_events.size(); ++m)
-    if (messages.sends[m].time > trace.time[messages.recv_events[m]])
-      floor.push_back({messages.recv_events[m], messages.sends[m].time});
-  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c)
-    for (std::uint32_t k = 0; k < collectives.ends[c].size(); ++k) {
-      const CollInstance inst = collectives.instance(defs, trace, c, k);
-      Rank src = 0;
-      Ticks begin = 0;
-      if (must_follow(defs, trace, inst, collectives.timing[c][k], world.rank(), src, begin) &&
-          begin > trace.time[inst.end])
-        floor.push_back({inst.end, begin});
-    }
-  std::sort(floor.begin(), floor.end());
+std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& shard,
+                            const std::vector<MessageTable>& messages,
+                            const std::vector<CollectiveTable>& collectives, double& max_jump) {
   std::uint64_t moved = 0;
-  Ticks shift = 0, largest = 0;
-  std::size_t k = 0;
-  for (EventIdx e = 0; e < trace.size(); ++e) {
-    for (; k < floor.size() && floor[k].first == e; ++k)
-      if (floor[k].second > trace.time[e] + shift) shift = floor[k].second - trace.time[e];
-    if (shift > 0) {
-      trace.time.set(e, trace.time[e] + shift);
-      ++moved;
+  for (std::size_t i = 0; i < shard.size(); ++i) {
+    LocalTrace& trace = shard.traces[i];
+    const MessageTable& m = messages[i];
+    const CollectiveTable& coll = collectives[i];
+    // The earliest time each constrained event may have.
+    std::vector<std::pair<EventIdx, Ticks>> floor;
+    for (std::size_t k = 0; k < m.recv_events.size(); ++k)
+      if (m.sends[k].time > trace.time[m.recv_events[k]])
+        floor.push_back({m.recv_events[k], m.sends[k].time});
+    for (std::uint32_t c = 0; c < coll.ends.size(); ++c)
+      for (std::uint32_t k = 0; k < coll.ends[c].size(); ++k) {
+        const CollInstance inst = coll.instance(defs, trace, c, k);
+        Rank src = 0;
+        Ticks begin = 0;
+        if (must_follow(defs, trace, inst, coll.timing[c][k], trace.rank, src, begin) &&
+            begin > trace.time[inst.end])
+          floor.push_back({inst.end, begin});
+      }
+    std::sort(floor.begin(), floor.end());
+    Ticks shift = 0;
+    std::size_t k = 0;
+    for (EventIdx e = 0; e < trace.size(); ++e) {
+      for (; k < floor.size() && floor[k].first == e; ++k)
+        if (floor[k].second > trace.time[e] + shift) shift = floor[k].second - trace.time[e];
+      if (shift > 0) {
+        trace.time.set(e, trace.time[e] + shift);
+        ++moved;
+      }
     }
+    max_jump = std::max(max_jump, static_cast<double>(shift) /
+                                      static_cast<double>(defs.clock.ticks_per_second));
   }
-  largest = shift;
-  max_jump = std::max(max_jump, static_cast<double>(largest) /
-                                    static_cast<double>(defs.clock.ticks_per_second));
   MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UINT64_T, MPI_SUM, world.comm());
   return moved;
 }

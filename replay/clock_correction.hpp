@@ -14,7 +14,6 @@
 namespace cpreplay::replay {
 
 struct ClockCorrection {
-  std::int64_t offset = 0;           ///< ticks added to this rank's timestamps (<= 0)
   std::uint64_t moved_events = 0;    ///< events whose timestamp changed, all ranks
   int moved_ranks = 0;               ///< ranks whose clock was shifted
   double max_shift = 0.0;            ///< seconds, over all ranks
@@ -26,23 +25,24 @@ struct ClockCorrection {
 
 /// Each matched message requires send <= receive, each synchronizing collective requires that
 /// nobody leaves before the last member (or the root) entered: o_src - o_dst <= t_dst - t_src.
-/// Rank 0 solves this difference-constraint system with Bellman-Ford (the largest solution
-/// with all offsets <= 0, i.e. the smallest shifts), broadcasts the offsets, and every rank
-/// shifts its own timestamps. When the constraints contradict each other (clock drift rather
+/// Process 0 solves this difference-constraint system with Bellman-Ford (the largest solution
+/// with all offsets <= 0, i.e. the smallest shifts), broadcasts the offsets, and every process
+/// shifts the timestamps of its ranks (messages[i], collectives[i]: shard.traces[i]). When the constraints contradict each other (clock drift rather
 /// than offset), nothing is shifted and `consistent` is false.
 /// MPI: collective on world.
-ClockCorrection correct_clocks(const World& world, const Definitions& defs, LocalTrace& trace,
-                               const MessageTable& messages, const CollectiveTable& collectives);
+ClockCorrection correct_clocks(const World& world, const Definitions& defs, Shard& shard,
+                               const std::vector<MessageTable>& messages,
+                               const std::vector<CollectiveTable>& collectives);
 
 /// One round of forward jumps for what constant offsets could not fix (drifting clocks): every
 /// receive earlier than its send, and every collective end earlier than the begin it must
 /// follow, moves forward to it together with the rest of its rank's events (a logical clock
 /// without amortization: only the interval at the jump grows). Sources move in the same round,
 /// so callers repeat with re-collected timings until no rank moves. Returns the events moved
-/// on all ranks in this round and adds this rank's largest jump to `max_jump` (seconds).
+/// on all ranks in this round and adds the held ranks' largest jump to `max_jump` (seconds).
 /// MPI: collective on world.
-std::uint64_t forward_jumps(const World& world, const Definitions& defs, LocalTrace& trace,
-                            const MessageTable& messages, const CollectiveTable& collectives,
-                            double& max_jump);
+std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& shard,
+                            const std::vector<MessageTable>& messages,
+                            const std::vector<CollectiveTable>& collectives, double& max_jump);
 
 }  // namespace cpreplay::replay

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "cpreplay/error.hpp"
 
@@ -22,17 +23,65 @@ struct DoubleInt {
 enum Slot : int { kBegin, kNegEnd, kSenderBegin, kRootBegin, kRootSent, kRootRecv, kOp, kNegOp,
                   kSlots };
 
-bool member_of(const Communicator& c, Rank me, int& local) {
-  if (c.is_self) {
-    local = 0;
-    return true;
-  }
-  for (std::size_t i = 0; i < c.members.size(); ++i)
-    if (c.members[i] == me) {
-      local = static_cast<int>(i);
-      return true;
+/// For scans: per held member m (comm-local order) and instance j of the window, the latest
+/// sender begin over the members up to m in comm-local order (kNone: none sent).
+/// `sender_begin` holds each held member's own, [m][j]. One host: in memory. Hosts that each hold
+/// one run of consecutive members (in comm-local order, as `comm` orders them): local prefixes
+/// and one MPI_Exscan. Otherwise the scan instances' values are gathered (O(comm size) each).
+/// MPI: collective on `comm` (MPI_COMM_NULL: local).
+std::vector<double> scan_senders(MPI_Comm comm, bool runs, std::uint32_t size,
+                                 const std::vector<std::size_t>& members,
+                                 const std::vector<std::vector<int>>& local_rank, std::uint32_t c,
+                                 std::size_t n, const std::vector<double>& sender_begin) {
+  const std::size_t held = members.size();
+  auto value = [&](std::size_t m, std::size_t j) { return sender_begin[m * n + j]; };
+  std::vector<double> result(held * n, kNone);
+  if (comm == MPI_COMM_NULL || runs) {
+    std::vector<double> prefix(n, kNone);
+    if (comm != MPI_COMM_NULL) {
+      std::vector<double> total(n, kNone);
+      for (std::size_t m = 0; m < held; ++m)
+        for (std::size_t j = 0; j < n; ++j) total[j] = std::max(total[j], value(m, j));
+      MPI_Exscan(total.data(), prefix.data(), static_cast<int>(n), MPI_DOUBLE, MPI_MAX, comm);
+      int at = 0;
+      MPI_Comm_rank(comm, &at);
+      if (at == 0) std::fill(prefix.begin(), prefix.end(), kNone);  // undefined there
     }
-  return false;
+    for (std::size_t m = 0; m < held; ++m)
+      for (std::size_t j = 0; j < n; ++j) {
+        prefix[j] = std::max(prefix[j], value(m, j));
+        result[m * n + j] = prefix[j];
+      }
+    return result;
+  }
+  // Members of several hosts interleave: every host learns every member's value.
+  std::vector<double> mine;
+  for (std::size_t m = 0; m < held; ++m) {
+    mine.push_back(local_rank[members[m]][c]);
+    for (std::size_t j = 0; j < n; ++j) mine.push_back(value(m, j));
+  }
+  int hosts = 0;
+  MPI_Comm_size(comm, &hosts);
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(hosts)), displs(static_cast<std::size_t>(hosts), 0);
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (int h = 1; h < hosts; ++h) displs[h] = displs[h - 1] + counts[h - 1];
+  std::vector<double> all(static_cast<std::size_t>(displs.back() + counts.back()));
+  MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, comm);
+  std::vector<double> by_local(static_cast<std::size_t>(size) * n, kNone);
+  for (std::size_t at = 0; at + n + 1 <= all.size(); at += n + 1)
+    std::copy(all.begin() + static_cast<std::ptrdiff_t>(at + 1),
+              all.begin() + static_cast<std::ptrdiff_t>(at + 1 + n),
+              by_local.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(all[at]) * n));
+  for (std::size_t k = 1; k < size; ++k)
+    for (std::size_t j = 0; j < n; ++j)
+      by_local[k * n + j] = std::max(by_local[k * n + j], by_local[(k - 1) * n + j]);
+  for (std::size_t m = 0; m < held; ++m)
+    std::copy(by_local.begin() + static_cast<std::ptrdiff_t>(local_rank[members[m]][c] * n),
+              by_local.begin() + static_cast<std::ptrdiff_t>((local_rank[members[m]][c] + 1) * n),
+              result.begin() + static_cast<std::ptrdiff_t>(m * n));
+  return result;
 }
 
 }  // namespace
@@ -111,65 +160,88 @@ std::size_t CollectiveTable::size() const {
   return n;
 }
 
-CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
-                                   const LocalTrace& trace, std::size_t window,
-                                   bool tolerate_missing, const TimingSink& sink) {
+std::vector<CollectiveTable> reduce_collectives(const World& world, const Definitions& defs,
+                                                const Shard& shard, std::size_t window,
+                                                bool tolerate_missing, const TimingSink& sink) {
   window = std::max<std::size_t>(window, 1);
-  const Rank me = world.rank();
+  const std::size_t held = shard.size();
   // Times travel as doubles of ticks since the clock's global offset: exact below 2^53 ticks.
   const Ticks base = defs.clock.global_offset;
   auto as_double = [&](Ticks t) { return static_cast<double>(static_cast<std::int64_t>(t - base)); };
   auto as_ticks = [&](double d) { return base + static_cast<Ticks>(static_cast<std::int64_t>(d)); };
 
-  CollectiveTable table;
   const std::uint32_t ncomms = static_cast<std::uint32_t>(defs.comms.size());
-  table.init_finalize_comm = ncomms;
-  table.ends.resize(ncomms + 1);
-
-  // 1. The local instances in event order, by communicator.
-  for (EventIdx e = 0; e < trace.size(); ++e) {
-    const EventKind k = trace.kind[e];
-    if (k == EventKind::CollEnd) {
-      table.ends[trace.coll[trace.ref[e]].comm].push_back(e);
-    } else if (k == EventKind::Leave) {
-      const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
-      if (cls == MpiClass::Init || cls == MpiClass::Finalize) table.ends[ncomms].push_back(e);
+  std::vector<CollectiveTable> tables(held);
+  // 1. The local instances of each held rank in event order, by communicator.
+  for (std::size_t i = 0; i < held; ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    CollectiveTable& table = tables[i];
+    table.init_finalize_comm = ncomms;
+    table.ends.resize(ncomms + 1);
+    for (EventIdx e = 0; e < trace.size(); ++e) {
+      const EventKind k = trace.kind[e];
+      if (k == EventKind::CollEnd) {
+        table.ends[trace.coll[trace.ref[e]].comm].push_back(e);
+      } else if (k == EventKind::Leave) {
+        const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
+        if (cls == MpiClass::Init || cls == MpiClass::Finalize) table.ends[ncomms].push_back(e);
+      }
     }
   }
+  // Comm-local rank of each held rank per communicator (-1: not a member), from one pass over
+  // the member lists: nothing here grows with ranks x ranks.
+  std::vector<std::vector<int>> local_rank(held, std::vector<int>(ncomms + 1, -1));
+  for (std::uint32_t c = 0; c < ncomms; ++c) {
+    const Communicator& comm = defs.comms[c];
+    if (comm.is_self) {
+      for (auto& l : local_rank) l[c] = 0;
+      continue;
+    }
+    for (std::size_t k = 0; k < comm.members.size(); ++k)
+      if (shard.holds(comm.members[k])) local_rank[shard.index(comm.members[k])][c] = static_cast<int>(k);
+  }
+  for (std::size_t i = 0; i < held; ++i) local_rank[i][ncomms] = shard.first() + static_cast<Rank>(i);
 
   // 2. Members must agree on the number of instances per communicator.
-  std::vector<long long> lo(ncomms + 1), hi(ncomms + 1), glo(ncomms + 1), ghi(ncomms + 1);
-  std::vector<int> local_rank(ncomms + 1, -1);
-  for (std::uint32_t c = 0; c <= ncomms; ++c) {
-    int local = me;
-    const bool member = c == ncomms || member_of(defs.comms[c], me, local);
-    local_rank[c] = member ? local : -1;
-    const long long n = static_cast<long long>(table.ends[c].size());
-    lo[c] = member ? n : std::numeric_limits<long long>::max();
-    hi[c] = member ? n : -1;
-    if (!member && n > 0) lo[c] = -1;  // collectives on a communicator we are not part of
-    // One MPI_COMM_SELF definition stands for a different communicator on every rank, so the
-    // ranks' counts need not agree (a rank may reduce over MPI_COMM_SELF alone).
-    if (c < ncomms && defs.comms[c].is_self) {
-      lo[c] = std::numeric_limits<long long>::max();
-      hi[c] = -1;
+  auto lo_of = [&](std::size_t i, std::uint32_t c) {
+    const bool member = local_rank[i][c] >= 0;
+    const long long n = static_cast<long long>(tables[i].ends[c].size());
+    if (c < ncomms && defs.comms[c].is_self) return std::numeric_limits<long long>::max();
+    if (!member) return n > 0 ? -1LL : std::numeric_limits<long long>::max();
+    return n;
+  };
+  auto hi_of = [&](std::size_t i, std::uint32_t c) {
+    if (c < ncomms && defs.comms[c].is_self) return -1LL;
+    return local_rank[i][c] >= 0 ? static_cast<long long>(tables[i].ends[c].size()) : -1LL;
+  };
+  std::vector<long long> lo(ncomms + 1, std::numeric_limits<long long>::max()), hi(ncomms + 1, -1),
+      glo(ncomms + 1), ghi(ncomms + 1);
+  for (std::size_t i = 0; i < held; ++i)
+    for (std::uint32_t c = 0; c <= ncomms; ++c) {
+      // One MPI_COMM_SELF definition stands for a different communicator on every rank, so the
+      // ranks' counts need not agree (a rank may reduce over MPI_COMM_SELF alone).
+      lo[c] = std::min(lo[c], lo_of(i, c));
+      hi[c] = std::max(hi[c], hi_of(i, c));
     }
-  }
   MPI_Allreduce(lo.data(), glo.data(), ncomms + 1, MPI_LONG_LONG, MPI_MIN, world.comm());
   MPI_Allreduce(hi.data(), ghi.data(), ncomms + 1, MPI_LONG_LONG, MPI_MAX, world.comm());
   for (std::uint32_t c = 0; c <= ncomms; ++c)
     if (tolerate_missing && ghi[c] >= 0 && glo[c] >= 0 && glo[c] != ghi[c]) {
       // --partial: instances that not every member reached are left out.
-      auto& list = table.ends[c];
-      if (static_cast<long long>(list.size()) > glo[c]) {
-        table.dropped += list.size() - static_cast<std::size_t>(glo[c]);
-        list.resize(static_cast<std::size_t>(glo[c]));
+      for (CollectiveTable& table : tables) {
+        auto& list = table.ends[c];
+        if (static_cast<long long>(list.size()) > glo[c]) {
+          table.dropped += list.size() - static_cast<std::size_t>(glo[c]);
+          list.resize(static_cast<std::size_t>(glo[c]));
+        }
       }
     } else if (ghi[c] >= 0 && glo[c] != ghi[c]) {
-      // Every rank sees the same glo/ghi and takes this branch: name the lowest rank with the
-      // fewest instances (a rank that stopped early), or one outside the communicator.
-      int mine = lo[c] == glo[c] ? me : world.size();
-      int culprit = world.size();
+      // Every process sees the same glo/ghi and takes this branch: name the lowest rank with
+      // the fewest instances (a rank that stopped early), or one outside the communicator.
+      int mine = defs.ranks();
+      for (std::size_t i = 0; i < held && mine == defs.ranks(); ++i)
+        if (lo_of(i, c) == glo[c]) mine = shard.first() + static_cast<Rank>(i);
+      int culprit = defs.ranks();
       MPI_Allreduce(&mine, &culprit, 1, MPI_INT, MPI_MIN, world.comm());
       const std::string comm = c == ncomms ? std::string("MPI_COMM_WORLD (MPI_Init/MPI_Finalize)")
                                            : "communicator " + defs.comms[c].name;
@@ -186,186 +258,255 @@ CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
                         "; --partial analyzes the run up to there)");
     }
 
-  if (!sink) {
-    table.timing.resize(ncomms + 1);
-    for (std::uint32_t c = 0; c <= ncomms; ++c) table.timing[c].resize(table.ends[c].size());
-  }
-  // Timings of the current window: handed to the sink, or copied into the table.
+  if (!sink)
+    for (CollectiveTable& table : tables) {
+      table.timing.resize(ncomms + 1);
+      for (std::uint32_t c = 0; c <= ncomms; ++c) table.timing[c].resize(table.ends[c].size());
+    }
+  // Timings of the current window for one held rank: handed to the sink, or copied into its
+  // table.
   std::vector<CollInstance> win_inst;
   std::vector<CollTiming> win_time;
-  auto instance = [&](std::uint32_t c, std::size_t k) {
-    return table.instance(defs, trace, c, static_cast<std::uint32_t>(k));
+  auto instance = [&](std::size_t i, std::uint32_t c, std::size_t k) {
+    return tables[i].instance(defs, shard.traces[i], c, static_cast<std::uint32_t>(k));
   };
-  auto deliver = [&](std::uint32_t c, std::size_t first) {
+  auto deliver = [&](std::size_t i, std::uint32_t c, std::size_t first) {
     if (!sink) {
-      std::copy(win_time.begin(), win_time.end(), table.timing[c].begin() + first);
+      std::copy(win_time.begin(), win_time.end(), tables[i].timing[c].begin() + first);
       return;
     }
     win_inst.resize(win_time.size());
-    for (std::size_t j = 0; j < win_time.size(); ++j) win_inst[j] = instance(c, first + j);
-    sink(win_inst.data(), win_time.data(), win_time.size());
+    for (std::size_t j = 0; j < win_time.size(); ++j) win_inst[j] = instance(i, c, first + j);
+    sink(i, win_inst.data(), win_time.data(), win_time.size());
   };
 
   // 3. Per communicator, windows of instances: one MAXLOC array reduction (stage 1), one for
-  //    the partial-overlap earliest end (stage 2), and a scan where the window has scans.
+  //    the partial-overlap earliest end (stage 2), and a scan where the window has scans. Held
+  //    members are reduced in memory first; the processes that hold members then reduce over a
+  //    communicator of their own (docs/replay-engine.md §4). MAXLOC keeps the larger value and,
+  //    on ties, the lower comm-local rank, wherever the members are: the results are exact and
+  //    the same for every number of processes.
   std::string error;
   MPI_Group world_group;
   MPI_Comm_group(world.comm(), &world_group);
+  std::vector<std::size_t> members;  // held members of c, in comm-local order
   for (std::uint32_t c = 0; c <= ncomms; ++c) {
-    if (local_rank[c] < 0 || table.ends[c].empty()) continue;
+    members.clear();
+    for (std::size_t i = 0; i < held; ++i)
+      if (local_rank[i][c] >= 0 && !tables[i].ends[c].empty()) members.push_back(i);
+    if (members.empty()) continue;
+    std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+      return local_rank[a][c] < local_rank[b][c];
+    });
     const bool pseudo = c == ncomms;
     const Communicator* comm = pseudo ? nullptr : &defs.comms[c];
-    const std::uint32_t size = pseudo ? static_cast<std::uint32_t>(world.size()) : comm->size();
-    const auto& list = table.ends[c];
+    const std::uint32_t size =
+        pseudo ? static_cast<std::uint32_t>(defs.ranks()) : comm->size();
+    const std::size_t count = tables[members[0]].ends[c].size();
     if (size <= 1) {
-      for (std::size_t first = 0; first < list.size(); first += window) {
-        const std::size_t n = std::min(window, list.size() - first);
-        win_time.assign(n, CollTiming{});
-        for (std::size_t j = 0; j < n; ++j) {
-          CollTiming& t = win_time[j];
-          const CollInstance inst = instance(c, first + j);
-          t.comm_size = 1;
-          t.latest_begin = t.root_begin = t.latest_sender_begin = t.scan_latest_begin =
-              trace.time[inst.begin];
-          t.earliest_end = t.syncpoint_earliest_end = trace.time[inst.end];
-          t.latest_rank = t.latest_sender = t.root = me;
+      for (std::size_t i : members) {
+        const LocalTrace& trace = shard.traces[i];
+        const auto& list = tables[i].ends[c];
+        for (std::size_t first = 0; first < list.size(); first += window) {
+          const std::size_t n = std::min(window, list.size() - first);
+          win_time.assign(n, CollTiming{});
+          for (std::size_t j = 0; j < n; ++j) {
+            CollTiming& t = win_time[j];
+            const CollInstance inst = instance(i, c, first + j);
+            t.comm_size = 1;
+            t.latest_begin = t.root_begin = t.latest_sender_begin = t.scan_latest_begin =
+                trace.time[inst.begin];
+            t.earliest_end = t.syncpoint_earliest_end = trace.time[inst.end];
+            t.latest_rank = t.latest_sender = t.root = trace.rank;
+          }
+          deliver(i, c, first);
         }
-        deliver(c, first);
       }
       continue;
     }
-    MPI_Comm mpi_comm = world.comm();
+    // The processes holding members, in the order of their first member: MPI_Scan over them
+    // then follows comm-local order wherever each holds a contiguous run of members.
+    std::vector<int> hosts;
+    bool runs = true;  // every host's members are contiguous in comm-local order
+    {
+      int prev = -1;
+      std::vector<char> seen(static_cast<std::size_t>(world.size()), 0);
+      for (std::uint32_t k = 0; k < size; ++k) {
+        const Rank r = pseudo ? static_cast<Rank>(k) : comm->members[k];
+        const int p = shard.blocks.owner(r);
+        if (p == prev) continue;
+        if (seen[static_cast<std::size_t>(p)]) {
+          runs = false;
+        } else {
+          seen[static_cast<std::size_t>(p)] = 1;
+          hosts.push_back(p);
+        }
+        prev = p;
+      }
+    }
+    MPI_Comm mpi_comm = MPI_COMM_NULL;
     bool owned = false;
-    if (!pseudo) {
-      bool is_world = comm->members.size() == static_cast<std::size_t>(world.size());
-      for (std::size_t i = 0; is_world && i < comm->members.size(); ++i)
-        is_world = comm->members[i] == static_cast<Rank>(i);
-      if (!is_world) {
+    if (hosts.size() > 1) {
+      bool is_world = hosts.size() == static_cast<std::size_t>(world.size());
+      for (std::size_t k = 0; is_world && k < hosts.size(); ++k)
+        is_world = hosts[k] == static_cast<int>(k);
+      if (is_world) {
+        mpi_comm = world.comm();
+      } else {
         MPI_Group group;
-        MPI_Group_incl(world_group, static_cast<int>(comm->members.size()), comm->members.data(),
-                       &group);
+        MPI_Group_incl(world_group, static_cast<int>(hosts.size()), hosts.data(), &group);
         MPI_Comm_create_group(world.comm(), group, static_cast<int>(c % 32768), &mpi_comm);
         MPI_Group_free(&group);
         owned = true;
       }
     }
-    const int my_local = local_rank[c];
     auto world_of = [&](int local) { return pseudo ? local : comm->members[local]; };
+    auto maxloc = [](DoubleInt& into, const DoubleInt& v) {
+      if (v.value > into.value || (v.value == into.value && v.rank < into.rank)) into = v;
+    };
 
     std::vector<DoubleInt> in, out, in2, out2;
     std::vector<double> scan_in, scan_out;
-    for (std::size_t first = 0; first < list.size(); first += window) {
-      const std::size_t n = std::min(window, list.size() - first);
-      in.assign(n * kSlots, DoubleInt{kNone, my_local});
-      for (std::size_t j = 0; j < n; ++j) {
-        const CollInstance inst = instance(c, first + j);
-        const double b = as_double(trace.time[inst.begin]);
-        const double x = as_double(trace.time[inst.end]);
-        std::uint64_t sent = 0, received = 0;
-        std::uint32_t root = UINT32_MAX;
-        int op = static_cast<int>(inst.kind) + 100;
-        if (trace.kind[inst.end] == EventKind::CollEnd) {
-          const CollRecord& rec = trace.coll[trace.ref[inst.end]];
-          sent = trace.coll_sent(inst.end);
-          received = trace.coll_received(inst.end);
-          root = rec.root;
-          op = static_cast<int>(rec.op);
+    std::vector<double> sender_begin;  // [m][j]: for scans
+    // Instances per reduction: the window, or fewer where one process holds many ranks (its
+    // scan values are kept per held member). The same on every process: all hold at most
+    // blocks.count(0) ranks.
+    const std::size_t per_window = std::min(
+        window, std::max<std::size_t>(1, (std::size_t{1} << 20) /
+                                             static_cast<std::size_t>(shard.blocks.count(0))));
+    for (std::size_t first = 0; first < count; first += per_window) {
+      const std::size_t n = std::min(per_window, count - first);
+      // Stage 1: this process's members pre-reduced, then all hosts.
+      in.assign(n * kSlots, DoubleInt{kNone, std::numeric_limits<int>::max()});
+      sender_begin.assign(members.size() * n, kNone);
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const std::size_t i = members[m];
+        const LocalTrace& trace = shard.traces[i];
+        const int my_local = local_rank[i][c];
+        for (std::size_t j = 0; j < n; ++j) {
+          const CollInstance inst = instance(i, c, first + j);
+          const double b = as_double(trace.time[inst.begin]);
+          const double x = as_double(trace.time[inst.end]);
+          std::uint64_t sent = 0, received = 0;
+          std::uint32_t root = UINT32_MAX;
+          int op = static_cast<int>(inst.kind) + 100;
+          if (trace.kind[inst.end] == EventKind::CollEnd) {
+            const CollRecord& rec = trace.coll[trace.ref[inst.end]];
+            sent = trace.coll_sent(inst.end);
+            received = trace.coll_received(inst.end);
+            root = rec.root;
+            op = static_cast<int>(rec.op);
+          }
+          DoubleInt s[kSlots];
+          for (int k = 0; k < kSlots; ++k) s[k] = DoubleInt{kNone, my_local};
+          s[kBegin].value = b;
+          s[kNegEnd].value = -x;
+          if (sent > 0) s[kSenderBegin].value = b;
+          if (root == static_cast<std::uint32_t>(my_local)) {
+            s[kRootBegin].value = b;
+            s[kRootSent].value = static_cast<double>(sent);
+            s[kRootRecv].value = static_cast<double>(received);
+          }
+          s[kOp].value = op;
+          s[kNegOp].value = -op;
+          for (int k = 0; k < kSlots; ++k) maxloc(in[j * kSlots + k], s[k]);
+          sender_begin[m * n + j] = s[kSenderBegin].value;
         }
-        DoubleInt* s = &in[j * kSlots];
-        s[kBegin].value = b;
-        s[kNegEnd].value = -x;
-        if (sent > 0) s[kSenderBegin].value = b;
-        if (root == static_cast<std::uint32_t>(my_local)) {
-          s[kRootBegin].value = b;
-          s[kRootSent].value = static_cast<double>(sent);
-          s[kRootRecv].value = static_cast<double>(received);
-        }
-        s[kOp].value = op;
-        s[kNegOp].value = -op;
       }
-      out.resize(in.size());
-      MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE_INT,
-                    MPI_MAXLOC, mpi_comm);
+      out = in;
+      if (mpi_comm != MPI_COMM_NULL)
+        MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE_INT,
+                      MPI_MAXLOC, mpi_comm);
 
       // Stage 2: earliest end among the partial-overlap synchronization points.
-      in2.assign(n, DoubleInt{kNone, my_local});
+      in2.assign(n, DoubleInt{kNone, std::numeric_limits<int>::max()});
       bool any_scan = false;
       for (std::size_t j = 0; j < n; ++j) {
-        const CollInstance inst = instance(c, first + j);
         const DoubleInt* s = &out[j * kSlots];
-        if (s[kOp].value != -s[kNegOp].value && error.empty())
-          error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " +
-                  std::to_string(inst.end) + ": the members of " +
-                  (pseudo ? std::string("MPI_COMM_WORLD") : comm->name) +
-                  " disagree on which collective operation instance " +
-                  std::to_string(inst.index) + " is";
         if (static_cast<int>(s[kOp].value) == static_cast<int>(CollOp::Scan) ||
             static_cast<int>(s[kOp].value) == static_cast<int>(CollOp::Exscan))
           any_scan = true;
-        std::uint64_t received = 0;
-        if (trace.kind[inst.end] == EventKind::CollEnd)
-          received = trace.coll_received(inst.end);
-        const double b = as_double(trace.time[inst.begin]);
-        const bool has_sender = s[kSenderBegin].value > kNone;
-        const bool latest_sender = has_sender && s[kSenderBegin].rank == my_local;
-        // 1-to-N: the waiters (they received, and began before the root); their earliest end
-        // is the instance's E, and whether there is any tells the root it synchronized.
-        const bool one_to_n = kind_of(static_cast<CollOp>(static_cast<int>(s[kOp].value))) ==
-                              CollKind::OneToN;
-        if (one_to_n) {
-          const bool root = s[kRootBegin].value > kNone && s[kRootBegin].rank == my_local;
-          if (!root && received > 0 && s[kRootBegin].value > kNone && b < s[kRootBegin].value)
-            in2[j].value = -as_double(trace.time[inst.end]);
-        } else if (latest_sender || (received > 0 && has_sender && b < s[kSenderBegin].value)) {
-          in2[j].value = -as_double(trace.time[inst.end]);
+      }
+      for (std::size_t i : members) {
+        const LocalTrace& trace = shard.traces[i];
+        const int my_local = local_rank[i][c];
+        for (std::size_t j = 0; j < n; ++j) {
+          const CollInstance inst = instance(i, c, first + j);
+          const DoubleInt* s = &out[j * kSlots];
+          if (s[kOp].value != -s[kNegOp].value && error.empty())
+            error = defs.anchor_path + ": rank " + std::to_string(trace.rank) + ", event " +
+                    std::to_string(inst.end) + ": the members of " +
+                    (pseudo ? std::string("MPI_COMM_WORLD") : comm->name) +
+                    " disagree on which collective operation instance " +
+                    std::to_string(inst.index) + " is";
+          std::uint64_t received = 0;
+          if (trace.kind[inst.end] == EventKind::CollEnd)
+            received = trace.coll_received(inst.end);
+          const double b = as_double(trace.time[inst.begin]);
+          const bool has_sender = s[kSenderBegin].value > kNone;
+          const bool latest_sender = has_sender && s[kSenderBegin].rank == my_local;
+          // 1-to-N: the waiters (they received, and began before the root); their earliest end
+          // is the instance's E, and whether there is any tells the root it synchronized.
+          const bool one_to_n = kind_of(static_cast<CollOp>(static_cast<int>(s[kOp].value))) ==
+                                CollKind::OneToN;
+          DoubleInt v{kNone, my_local};
+          if (one_to_n) {
+            const bool root = s[kRootBegin].value > kNone && s[kRootBegin].rank == my_local;
+            if (!root && received > 0 && s[kRootBegin].value > kNone && b < s[kRootBegin].value)
+              v.value = -as_double(trace.time[inst.end]);
+          } else if (latest_sender || (received > 0 && has_sender && b < s[kSenderBegin].value)) {
+            v.value = -as_double(trace.time[inst.end]);
+          }
+          maxloc(in2[j], v);
         }
       }
-      out2.resize(n);
-      MPI_Allreduce(in2.data(), out2.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
-                    mpi_comm);
-      if (any_scan) {
-        scan_in.assign(n, kNone);
-        for (std::size_t j = 0; j < n; ++j) scan_in[j] = in[j * kSlots + kSenderBegin].value;
-        scan_out.resize(n);
-        MPI_Scan(scan_in.data(), scan_out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_MAX,
-                 mpi_comm);
-      }
+      out2 = in2;
+      if (mpi_comm != MPI_COMM_NULL)
+        MPI_Allreduce(in2.data(), out2.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
+                      mpi_comm);
+      // Scans: each member needs the latest sender begin over the members up to itself in
+      // comm-local order (member_scan[m][j]).
+      std::vector<double> member_scan;
+      if (any_scan)
+        member_scan = scan_senders(mpi_comm, runs, size, members, local_rank, c, n, sender_begin);
 
-      win_time.assign(n, CollTiming{});
-      for (std::size_t j = 0; j < n; ++j) {
-        const DoubleInt* s = &out[j * kSlots];
-        CollTiming& t = win_time[j];
-        t.comm_size = size;
-        t.latest_begin = as_ticks(s[kBegin].value);
-        t.latest_rank = world_of(s[kBegin].rank);
-        t.earliest_end = as_ticks(-s[kNegEnd].value);
-        t.has_sender = s[kSenderBegin].value > kNone;
-        if (t.has_sender) {
-          t.latest_sender_begin = as_ticks(s[kSenderBegin].value);
-          t.latest_sender = world_of(s[kSenderBegin].rank);
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        win_time.assign(n, CollTiming{});
+        for (std::size_t j = 0; j < n; ++j) {
+          const DoubleInt* s = &out[j * kSlots];
+          CollTiming& t = win_time[j];
+          t.comm_size = size;
+          t.latest_begin = as_ticks(s[kBegin].value);
+          t.latest_rank = world_of(s[kBegin].rank);
+          t.earliest_end = as_ticks(-s[kNegEnd].value);
+          t.has_sender = s[kSenderBegin].value > kNone;
+          if (t.has_sender) {
+            t.latest_sender_begin = as_ticks(s[kSenderBegin].value);
+            t.latest_sender = world_of(s[kSenderBegin].rank);
+          }
+          if (s[kRootBegin].value > kNone) {
+            t.root_begin = as_ticks(s[kRootBegin].value);
+            t.root = world_of(s[kRootBegin].rank);
+            t.root_sent = static_cast<std::uint64_t>(s[kRootSent].value);
+            t.root_received = static_cast<std::uint64_t>(s[kRootRecv].value);
+          }
+          if (out2[j].value > kNone) {
+            t.syncpoint_earliest_end = as_ticks(-out2[j].value);
+            t.has_syncpoints = true;
+          }
+          if (any_scan && member_scan[m * n + j] > kNone) {
+            t.scan_has_sender = true;
+            t.scan_latest_begin = as_ticks(member_scan[m * n + j]);
+          }
         }
-        if (s[kRootBegin].value > kNone) {
-          t.root_begin = as_ticks(s[kRootBegin].value);
-          t.root = world_of(s[kRootBegin].rank);
-          t.root_sent = static_cast<std::uint64_t>(s[kRootSent].value);
-          t.root_received = static_cast<std::uint64_t>(s[kRootRecv].value);
-        }
-        if (out2[j].value > kNone) {
-          t.syncpoint_earliest_end = as_ticks(-out2[j].value);
-          t.has_syncpoints = true;
-        }
-        if (any_scan && scan_out[j] > kNone) {
-          t.scan_has_sender = true;
-          t.scan_latest_begin = as_ticks(scan_out[j]);
-        }
+        deliver(members[m], c, first);
       }
-      deliver(c, first);
     }
     if (owned) MPI_Comm_free(&mpi_comm);
   }
   MPI_Group_free(&world_group);
   if (!error.empty()) throw ReplayError(error);
-  return table;
+  return tables;
 }
 
 }  // namespace cpreplay::replay

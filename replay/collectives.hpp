@@ -8,6 +8,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::replay {
@@ -82,20 +83,25 @@ bool analyzed(const Definitions& defs, const LocalTrace& trace, const CollInstan
 bool clock_condition(const LocalTrace& trace, const CollInstance& inst, const CollTiming& t,
                      Rank me, Rank& src, Ticks& latest);
 
-/// Receives the timings of a window of instances as soon as they are reduced.
-using TimingSink = std::function<void(const CollInstance* instances, const CollTiming* timings,
-                                      std::size_t n)>;
+/// Receives the timings of a window of instances of the i-th held rank as soon as they are
+/// reduced.
+using TimingSink = std::function<void(std::size_t i, const CollInstance* instances,
+                                      const CollTiming* timings, std::size_t n)>;
 
 /// Reduces every instance's timing with its communicator's members, `window` instances per
-/// reduction. With a `sink`, each window's timings go there (communicator by communicator, each
-/// in instance order) instead of into the table, so memory for them is bounded by the window;
-/// the table then keeps only the end events (4 B per instance) for the critical path's hops. Throws ReplayError on every rank when members disagree on the number or kind of
-/// instances (after all ranks finished their reductions).
-/// MPI: collective on world; reductions on communicators built with MPI_Comm_create_group.
+/// reduction, for every rank of the shard (result i: shard.traces[i]). Members held by one
+/// process are reduced in memory, then the processes holding members reduce over a
+/// communicator of their own (MPI_Comm_create_group); every reduction is exact, so the timings
+/// do not depend on the number of processes. With a `sink`, each window's timings go there
+/// (communicator by communicator, each in instance order) instead of into the tables, so memory
+/// for them is bounded by the window; the tables then keep only the end events (4 B per
+/// instance) for the critical path's hops. Throws ReplayError on every process when members
+/// disagree on the number or kind of instances (after all processes finished their reductions).
 /// With `tolerate_missing` (--partial), instances that not every member reached are left out.
-CollectiveTable reduce_collectives(const World& world, const Definitions& defs,
-                                   const LocalTrace& trace, std::size_t window,
-                                   bool tolerate_missing = false,
-                                   const TimingSink& sink = nullptr);
+/// MPI: collective on world.
+std::vector<CollectiveTable> reduce_collectives(const World& world, const Definitions& defs,
+                                                const Shard& shard, std::size_t window,
+                                                bool tolerate_missing = false,
+                                                const TimingSink& sink = nullptr);
 
 }  // namespace cpreplay::replay

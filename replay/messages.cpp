@@ -27,6 +27,8 @@ struct SendWire {
   std::uint32_t comm;
   std::uint32_t tag;
   EventIdx event;
+  Rank source;  ///< sending trace rank
+  Rank dest;    ///< receiving trace rank
   std::uint32_t pad;
 };
 
@@ -36,14 +38,24 @@ struct ReplyWire {
   Ticks request_leave;
   EventIdx request_event;
   EventIdx send_event;  ///< which of the sender's events it answers
+  Rank dest;            ///< the sending trace rank, which the reply goes to
+  std::uint32_t pad;
 };
 
-/// The ranks this rank exchanges records with: an edge to every rank it sends to (send records)
-/// and every rank it receives from (replies). Each rank names only its own out-edges; a
-/// reduce-scatter tells every rank how many name it, and a hello from each tells who, so a send
-/// nobody receives still has its edge. Per round a rank then talks to its neighbours only, one
-/// message per edge: O(degree), not O(ranks), which is what keeps the rounds cheap at thousands
-/// of ranks. Plain messages on world with their own tags, not a graph communicator:
+/// How many send records a trace rank will ship to another, for the receiver's bookkeeping.
+struct TotalWire {
+  Rank source;
+  Rank dest;
+  long long count;
+};
+
+/// The processes this process exchanges records with: an edge to every process holding a rank
+/// that one of its ranks sends to (send records) or receives from (replies); co-located ranks
+/// need no edge (their records are delivered in memory). Each process names only its own
+/// out-edges; a reduce-scatter tells every process how many name it, and a hello from each
+/// tells who, so a send nobody receives still has its edge. Per round a process then talks to
+/// its neighbours only, one message per edge: O(degree), not O(processes), which is what keeps
+/// the rounds cheap at thousands of processes. Plain messages on world with their own tags, not a graph communicator:
 /// MPI_Dist_graph_create took 0.2-1.1 ms on 4 oversubscribed ranks, this 0.02-0.04 ms.
 class Neighbourhood {
  public:
@@ -216,182 +228,263 @@ class TableSink final : public MessageSink {
 
 }  // namespace
 
-MatchCounts match_messages(const World& world, const Definitions& defs, const LocalTrace& trace,
-                           MessageSink& sink, bool tolerate_unmatched, std::size_t window) {
-  const int n = world.size();
-  const Rank me = world.rank();
-  // MPI counts are ints of bytes: a round's records must stay below 2 GiB per peer.
-  window = std::clamp<std::size_t>(window, 1, kMaxWindow);
-  MatchCounts counts;
+namespace {
 
-  // The neighbourhood, and how many records each sender will ship to me in all: lets a receive
-  // whose queue is empty tell "not yet here" from "never sent". Walks counting; nothing is
-  // stored per event.
-  std::vector<long long> total_from(n, 0), sends_to(n, 0);
-  std::vector<char> source(n, 0);
-  for (SideScan scan(defs, trace, SideScan::kBoth); !scan.done(); scan.next()) {
-    const EventIdx e = scan.current();
-    const Rank peer = peer_rank(defs, trace, e);
-    const EventKind k = trace.kind[e];
-    if (k == EventKind::Send || k == EventKind::Isend)
-      ++sends_to[peer];
-    else
-      source[peer] = 1;
-  }
-  std::vector<int> peers;
-  for (int p = 0; p < n; ++p)
-    if (sends_to[p] > 0 || source[p]) peers.push_back(p);
-  std::vector<char>().swap(source);
-  const Neighbourhood hood(world, std::move(peers));
-  {
-    std::vector<std::vector<long long>> out(hood.out_degree(), std::vector<long long>(1, 0));
-    for (int p = 0; p < n; ++p)
-      if (sends_to[p] > 0) out[hood.out_index(p)][0] = sends_to[p];
-    std::vector<int> in_counts;
-    const std::vector<long long> in = hood.exchange(out, in_counts);
-    for (std::size_t i = 0; i < in.size(); ++i) total_from[hood.sources()[i]] = in[i];
+/// One held rank's state in the rounds of match_messages.
+struct RankMatcher {
+  /// Per partner rank (sorted by rank): sends to it, and records from it expected / arrived.
+  struct Peer {
+    Rank rank;
+    long long sends_to = 0;
+    long long total_from = 0;
+    long long arrived_from = 0;
+  };
+  struct Pending {
+    SendWire wire;
+  };
+  RankMatcher(const Definitions& defs, const LocalTrace& trace)
+      : send_scan(defs, trace, SideScan::kSends), recv_scan(defs, trace, SideScan::kReceives) {}
+
+  Peer& peer(Rank r) {
+    auto it = std::lower_bound(peers.begin(), peers.end(), r,
+                               [](const Peer& p, Rank k) { return p.rank < k; });
+    if (it == peers.end() || it->rank != r) it = peers.insert(it, Peer{r});
+    return *it;
   }
 
-  // Sender state: shipped sends awaiting their reply, in event order.
-  SideScan send_scan(defs, trace, SideScan::kSends);
+  std::vector<Peer> peers;
+  SideScan send_scan;
   // Shipped sends awaiting their reply, in event order, from in_flight[head] on (a vector
   // compacted now and then, so a reply finds its send by binary search on contiguous memory).
   std::vector<MatchedSend> in_flight;  // recv.request_event == kNoEvent: no reply yet
   std::size_t head = 0;
-  std::vector<MatchedSend> answered;
-  // Receiver state: records that arrived but are not matched yet, per (source, comm, tag).
-  struct Pending {
-    SendWire wire;
-    Rank source;
-  };
+  // Records that arrived but are not matched yet, per (source, comm, tag).
   std::unordered_map<std::uint64_t, std::deque<Pending>> queues;
-  std::vector<long long> arrived_from(n, 0);
-  SideScan recv_scan(defs, trace, SideScan::kReceives);
+  SideScan recv_scan;
+  std::string error;  ///< the first problem of this rank, thrown after all rounds
+  MatchCounts counts;
+};
+
+}  // namespace
+
+MatchCounts match_messages(const World& world, const Definitions& defs, const Shard& shard,
+                           const std::vector<MessageSink*>& sinks, bool tolerate_unmatched,
+                           std::size_t window) {
+  const int me = world.rank();
+  const RankBlocks& blocks = shard.blocks;
+  const std::size_t held = shard.size();
+  // MPI counts are ints of bytes: a round's records must stay below 2 GiB per peer.
+  window = std::clamp<std::size_t>(window, 1, kMaxWindow);
+
+  // Each held rank's partners, and how many records it sends each: lets a receive whose queue
+  // is empty tell "not yet here" from "never sent". Walks counting; nothing is stored per event
+  // and nothing per pair of ranks that do not communicate.
+  std::vector<RankMatcher> ranks;
+  ranks.reserve(held);
+  std::vector<char> neighbour(static_cast<std::size_t>(world.size()), 0);
+  for (std::size_t i = 0; i < held; ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    ranks.emplace_back(defs, trace);
+    RankMatcher& m = ranks.back();
+    for (SideScan scan(defs, trace, SideScan::kBoth); !scan.done(); scan.next()) {
+      const EventIdx e = scan.current();
+      const Rank peer = peer_rank(defs, trace, e);
+      const EventKind k = trace.kind[e];
+      RankMatcher::Peer& p = m.peer(peer);
+      if (k == EventKind::Send || k == EventKind::Isend) ++p.sends_to;
+      neighbour[static_cast<std::size_t>(blocks.owner(peer))] = 1;
+    }
+  }
+  neighbour[static_cast<std::size_t>(me)] = 0;  // co-located partners: in memory
+  std::vector<int> neighbours;
+  for (int p = 0; p < world.size(); ++p)
+    if (neighbour[static_cast<std::size_t>(p)]) neighbours.push_back(p);
+  std::vector<char>().swap(neighbour);
+  const Neighbourhood hood(world, std::move(neighbours));
+
+  // Records to co-located ranks take the same path as records from elsewhere, only in memory.
+  // `route(r)` names the block a record to trace rank r goes into: the local one, or the one of
+  // the out-neighbour holding r.
+  auto route = [&](Rank r) {
+    const int p = blocks.owner(r);
+    return p == me ? hood.out_degree() : static_cast<std::size_t>(hood.out_index(p));
+  };
+  // Exchanges one round's blocks (the last one is the local block) and hands every record that
+  // arrived, the local ones first, to `take`.
+  auto exchange = [&](auto& out, auto&& take) {
+    auto local = std::move(out.back());
+    out.pop_back();
+    std::vector<int> in_counts;
+    const auto in = hood.exchange(out, in_counts);
+    for (const auto& rec : local) take(rec);
+    for (const auto& rec : in) take(rec);
+  };
+  {
+    std::vector<std::vector<TotalWire>> out(hood.out_degree() + 1);
+    for (std::size_t i = 0; i < held; ++i)
+      for (const RankMatcher::Peer& p : ranks[i].peers)
+        if (p.sends_to > 0)
+          out[route(p.rank)].push_back(TotalWire{shard.first() + static_cast<Rank>(i), p.rank,
+                                                 p.sends_to});
+    exchange(out, [&](const TotalWire& t) {
+      ranks[shard.index(t.dest)].peer(t.source).total_from = t.count;
+    });
+  }
+
+  std::vector<MatchedSend> answered;
   std::vector<MatchedRecv> matched;
 
-  std::string error;
-  auto no_send_error = [&](EventIdx e, Rank source, const P2pRecord& rec) {
-    ++counts.unmatched;
-    if (error.empty())
-      error = defs.anchor_path + ": rank " + std::to_string(me) + ", event " + std::to_string(e) +
-              ": receive has no matching send from rank " + std::to_string(source) + " (tag " +
-              std::to_string(rec.tag) + ", communicator " + defs.comms[rec.comm].name + ")";
+  auto no_send_error = [&](RankMatcher& m, const LocalTrace& trace, EventIdx e, Rank source,
+                           const P2pRecord& rec) {
+    ++m.counts.unmatched;
+    if (m.error.empty())
+      m.error = defs.anchor_path + ": rank " + std::to_string(trace.rank) + ", event " +
+                std::to_string(e) + ": receive has no matching send from rank " +
+                std::to_string(source) + " (tag " + std::to_string(rec.tag) + ", communicator " +
+                defs.comms[rec.comm].name + ")";
   };
-  // Hands the answered prefix of the sends in flight to the sink.
-  auto settle_sends = [&](bool last) {
+  // Hands the answered prefix of a rank's sends in flight to its sink.
+  auto settle_sends = [&](std::size_t i, bool last) {
+    RankMatcher& m = ranks[i];
     answered.clear();
-    for (; head < in_flight.size() && (last || in_flight[head].recv.request_event != kNoEvent);
-         ++head)
-      if (in_flight[head].recv.request_event != kNoEvent) answered.push_back(in_flight[head]);
-    const EventIdx done = last ? static_cast<EventIdx>(trace.size())
-                          : head == in_flight.size() ? send_scan.current()
-                                                     : in_flight[head].event;
-    if (head > in_flight.size() / 2) {
-      in_flight.erase(in_flight.begin(), in_flight.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
+    for (; m.head < m.in_flight.size() &&
+           (last || m.in_flight[m.head].recv.request_event != kNoEvent);
+         ++m.head)
+      if (m.in_flight[m.head].recv.request_event != kNoEvent) answered.push_back(m.in_flight[m.head]);
+    const EventIdx done = last ? static_cast<EventIdx>(shard.traces[i].size())
+                          : m.head == m.in_flight.size() ? m.send_scan.current()
+                                                         : m.in_flight[m.head].event;
+    if (m.head > m.in_flight.size() / 2) {
+      m.in_flight.erase(m.in_flight.begin(),
+                        m.in_flight.begin() + static_cast<std::ptrdiff_t>(m.head));
+      m.head = 0;
     }
-    sink.sends(answered.data(), answered.size(), done);
+    sinks[i]->sends(answered.data(), answered.size(), done);
   };
 
   // Rounds: every rank ships its next `window` send records in event order, receivers match as
   // far as the arrived records allow, and replies go back at once. Memory for records in flight
-  // is bounded by the window, not by the trace.
+  // is bounded by the window, not by the trace. The rounds are the same for every number of
+  // processes: only where a record travels changes.
   for (;;) {
-    std::vector<std::vector<SendWire>> out_to(hood.out_degree());
-    for (std::size_t k = 0; k < window && !send_scan.done(); ++k, send_scan.next()) {
-      const EventIdx e = send_scan.current();
-      const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      out_to[hood.out_index(peer_rank(defs, trace, e))].push_back(SendWire{trace.time[trace.call_of(e)],
-                                                           leave_time(trace, trace.call_of(e)),
-                                                           trace.time[e], trace.bytes_of(e),
-                                                           rec.comm, rec.tag, e, 0});
-      in_flight.push_back(MatchedSend{e, RemoteRecv{}});
-    }
-    std::vector<int> in_counts;
-    const std::vector<SendWire> in = hood.exchange(out_to, in_counts);
-    std::vector<std::vector<SendWire>>().swap(out_to);
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < in_counts.size(); ++i) {
-      const Rank p = hood.sources()[i];
-      for (int k = 0; k < in_counts[i]; ++k, ++at) {
-        queues[key_of(p, in[at].comm, in[at].tag)].push_back(Pending{in[at], p});
-        ++arrived_from[p];
+    std::vector<std::vector<SendWire>> out_to(hood.out_degree() + 1);
+    for (std::size_t i = 0; i < held; ++i) {
+      const LocalTrace& trace = shard.traces[i];
+      RankMatcher& m = ranks[i];
+      for (std::size_t k = 0; k < window && !m.send_scan.done(); ++k, m.send_scan.next()) {
+        const EventIdx e = m.send_scan.current();
+        const P2pRecord& rec = trace.p2p[trace.ref[e]];
+        const Rank dest = peer_rank(defs, trace, e);
+        out_to[route(dest)].push_back(SendWire{trace.time[trace.call_of(e)],
+                                               leave_time(trace, trace.call_of(e)),
+                                               trace.time[e], trace.bytes_of(e), rec.comm,
+                                               rec.tag, e, trace.rank, dest, 0});
+        m.in_flight.push_back(MatchedSend{e, RemoteRecv{}});
       }
     }
+    exchange(out_to, [&](const SendWire& w) {
+      RankMatcher& m = ranks[shard.index(w.dest)];
+      m.queues[key_of(w.source, w.comm, w.tag)].push_back(RankMatcher::Pending{w});
+      ++m.peer(w.source).arrived_from;
+    });
+    std::vector<std::vector<SendWire>>().swap(out_to);
 
     // Replies go to the senders, which are out-neighbours as sources of my receives.
-    std::vector<std::vector<ReplyWire>> replies_to(hood.out_degree());
-    matched.clear();
-    for (; !recv_scan.done(); recv_scan.next()) {
-      const EventIdx e = recv_scan.current();
-      const P2pRecord& rec = trace.p2p[trace.ref[e]];
-      const Rank source = peer_rank(defs, trace, e);
-      auto it = queues.find(key_of(source, rec.comm, rec.tag));
-      if (it == queues.end() || it->second.empty()) {
-        if (arrived_from[source] < total_from[source]) break;  // more is on its way
-        no_send_error(e, source, rec);
-        continue;
+    std::vector<std::vector<ReplyWire>> replies_to(hood.out_degree() + 1);
+    for (std::size_t i = 0; i < held; ++i) {
+      const LocalTrace& trace = shard.traces[i];
+      RankMatcher& m = ranks[i];
+      matched.clear();
+      for (; !m.recv_scan.done(); m.recv_scan.next()) {
+        const EventIdx e = m.recv_scan.current();
+        const P2pRecord& rec = trace.p2p[trace.ref[e]];
+        const Rank source = peer_rank(defs, trace, e);
+        auto it = m.queues.find(key_of(source, rec.comm, rec.tag));
+        if (it == m.queues.end() || it->second.empty()) {
+          const RankMatcher::Peer& p = m.peer(source);
+          if (p.arrived_from < p.total_from) break;  // more is on its way
+          no_send_error(m, trace, e, source, rec);
+          continue;
+        }
+        const SendWire w = it->second.front().wire;
+        it->second.pop_front();
+        // Tags that change from message to message would leave a trail of empty queues.
+        if (it->second.empty() && m.queues.size() > kKeptEmptyQueues) m.queues.erase(it);
+        matched.push_back(MatchedRecv{
+            e, RemoteSend{w.call_enter, w.call_leave, w.time, w.bytes, w.event}});
+        ++m.counts.matched;
+        // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
+        EventIdx request = e;
+        if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
+        replies_to[route(source)].push_back(ReplyWire{trace.time[trace.call_of(request)],
+                                                      leave_time(trace, trace.call_of(request)),
+                                                      request, w.event, source, 0});
       }
-      const Pending m = it->second.front();
-      it->second.pop_front();
-      // Tags that change from message to message would leave a trail of empty queues.
-      if (it->second.empty() && queues.size() > kKeptEmptyQueues) queues.erase(it);
-      matched.push_back(
-          MatchedRecv{e, RemoteSend{m.wire.call_enter, m.wire.call_leave, m.wire.time, m.wire.bytes,
-                                           m.wire.event}});
-      ++counts.matched;
-      // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
-      EventIdx request = e;
-      if (trace.kind[e] == EventKind::Irecv && rec.partner != kNoEvent) request = rec.partner;
-      replies_to[hood.out_index(source)].push_back(
-          ReplyWire{trace.time[trace.call_of(request)],
-                    leave_time(trace, trace.call_of(request)), request, m.wire.event});
+      sinks[i]->receives(matched.data(), matched.size(), m.recv_scan.current());
     }
-    sink.receives(matched.data(), matched.size(), recv_scan.current());
 
-    std::vector<int> back_counts;
-    const std::vector<ReplyWire> back = hood.exchange(replies_to, back_counts);
-    std::vector<std::vector<ReplyWire>>().swap(replies_to);
-    for (const ReplyWire& r : back) {
+    exchange(replies_to, [&](const ReplyWire& r) {
+      RankMatcher& m = ranks[shard.index(r.dest)];
       // The sends in flight are in event order: the reply names its send's event.
       auto it = std::lower_bound(
-          in_flight.begin() + static_cast<std::ptrdiff_t>(head), in_flight.end(), r.send_event,
-          [](const MatchedSend& s, EventIdx e) { return s.event < e; });
-      if (it != in_flight.end() && it->event == r.send_event)
+          m.in_flight.begin() + static_cast<std::ptrdiff_t>(m.head), m.in_flight.end(),
+          r.send_event, [](const MatchedSend& s, EventIdx e) { return s.event < e; });
+      if (it != m.in_flight.end() && it->event == r.send_event)
         it->recv = RemoteRecv{r.request_enter, r.request_leave, r.request_event};
+    });
+    std::vector<std::vector<ReplyWire>>().swap(replies_to);
+    bool more = false;
+    for (std::size_t i = 0; i < held; ++i) {
+      settle_sends(i, false);
+      more = more || !ranks[i].send_scan.done();
     }
-    settle_sends(false);
-    if (!world.any(!send_scan.done())) break;
+    if (!world.any(more)) break;
   }
-  // Everything has arrived: receives still waiting have no send.
-  for (; !recv_scan.done(); recv_scan.next()) {
-    const EventIdx e = recv_scan.current();
-    const P2pRecord& rec = trace.p2p[trace.ref[e]];
-    no_send_error(e, peer_rank(defs, trace, e), rec);
-  }
-  sink.receives(nullptr, 0, static_cast<EventIdx>(trace.size()));
-  settle_sends(true);  // sends without a reply have no receive (the receiver reports them)
-  for (const auto& [key, q] : queues) {
-    counts.unmatched += q.size();
-    if (error.empty() && !q.empty()) {
-      const SendWire& s = q.front().wire;
-      error = defs.anchor_path + ": rank " + std::to_string(q.front().source) + ", event " +
-              std::to_string(s.event) + ": send to rank " + std::to_string(me) + " (tag " +
-              std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
-              ") has no matching receive";
+  MatchCounts total;
+  std::string error;
+  for (std::size_t i = 0; i < held; ++i) {
+    const LocalTrace& trace = shard.traces[i];
+    RankMatcher& m = ranks[i];
+    // Everything has arrived: receives still waiting have no send.
+    for (; !m.recv_scan.done(); m.recv_scan.next()) {
+      const EventIdx e = m.recv_scan.current();
+      no_send_error(m, trace, e, peer_rank(defs, trace, e), trace.p2p[trace.ref[e]]);
     }
+    sinks[i]->receives(nullptr, 0, static_cast<EventIdx>(trace.size()));
+    settle_sends(i, true);  // sends without a reply have no receive (the receiver reports them)
+    for (const auto& [key, q] : m.queues) {
+      m.counts.unmatched += q.size();
+      if (m.error.empty() && !q.empty()) {
+        const SendWire& s = q.front().wire;
+        m.error = defs.anchor_path + ": rank " + std::to_string(s.source) + ", event " +
+                  std::to_string(s.event) + ": send to rank " + std::to_string(trace.rank) +
+                  " (tag " + std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
+                  ") has no matching receive";
+      }
+    }
+    total.matched += m.counts.matched;
+    total.unmatched += m.counts.unmatched;
+    if (error.empty()) error = m.error;  // the lowest rank's, as one process per rank says it
   }
   if (!error.empty() && !tolerate_unmatched) throw ReplayError(error);
-  return counts;
+  return total;
 }
 
-MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace, bool tolerate_unmatched,
-                            std::size_t window) {
-  MessageTable table;
-  TableSink sink(table);
-  table.unmatched = match_messages(world, defs, trace, sink, tolerate_unmatched, window).unmatched;
-  return table;
+std::vector<MessageTable> match_messages(const World& world, const Definitions& defs,
+                                         const Shard& shard, bool tolerate_unmatched,
+                                         std::size_t window) {
+  std::vector<MessageTable> tables(shard.size());
+  std::vector<TableSink> sinks;
+  sinks.reserve(shard.size());
+  std::vector<MessageSink*> to;
+  for (MessageTable& t : tables) {
+    sinks.emplace_back(t);
+    to.push_back(&sinks.back());
+  }
+  // The unmatched count is kept once, on the first table (it is a sum for the summary).
+  const MatchCounts counts = match_messages(world, defs, shard, to, tolerate_unmatched, window);
+  if (!tables.empty()) tables[0].unmatched = counts.unmatched;
+  return tables;
 }
 
 }  // namespace cpreplay::replay

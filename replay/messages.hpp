@@ -6,6 +6,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::replay {
@@ -83,22 +84,25 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 
 /// Matches messages per (communicator, source, destination, tag) in FIFO order: the k-th send
 /// meets the k-th receive. In rounds, one neighbourhood exchange (a message along every edge of
-/// the graph of ranks that message each other) ships a rank's next `window` send records (in
-/// event order) to their receivers, which match as far as the arrived records allow, and a
-/// second one returns the receive-request times to the senders. Matched messages go to
-/// `sink` round by round, so nothing proportional to the trace is kept here: records in flight
-/// are bounded by the window (plus, at a receiver, records that arrived before the receive they
-/// match). The result does not depend on the window. Throws ReplayError (after all rounds, so
-/// all ranks finish them) for unmatched messages; with `tolerate_unmatched` (--partial) they are
-/// counted and left out.
+/// the graph of processes whose ranks message each other) ships each held rank's next `window`
+/// send records (in event order) to their receivers, which match as far as the arrived records
+/// allow, and a second one returns the receive-request times to the senders. Records between
+/// co-located ranks are delivered in memory, on the same path. Matched messages go to
+/// `sinks[i]` (held rank i) round by round, so nothing proportional to the trace is kept here:
+/// records in flight are bounded by the window (plus, at a receiver, records that arrived
+/// before the receive they match). The result depends neither on the window nor on the number
+/// of processes. Throws ReplayError (after all rounds, so all processes finish them) for
+/// unmatched messages, naming the lowest rank that has one; with `tolerate_unmatched`
+/// (--partial) they are counted and left out. Returns the counts of all held ranks.
 /// MPI: collective on world.
-MatchCounts match_messages(const World& world, const Definitions& defs, const LocalTrace& trace,
-                           MessageSink& sink, bool tolerate_unmatched = false,
+MatchCounts match_messages(const World& world, const Definitions& defs, const Shard& shard,
+                           const std::vector<MessageSink*>& sinks, bool tolerate_unmatched = false,
                            std::size_t window = 65536);
 
-/// The same, collecting everything into a table (for the clock correction).
-MessageTable match_messages(const World& world, const Definitions& defs,
-                            const LocalTrace& trace, bool tolerate_unmatched = false,
-                            std::size_t window = 65536);
+/// The same, collecting everything into a table per held rank (for the clock correction); the
+/// unmatched messages of all held ranks are counted in the first table.
+std::vector<MessageTable> match_messages(const World& world, const Definitions& defs,
+                                         const Shard& shard, bool tolerate_unmatched = false,
+                                         std::size_t window = 65536);
 
 }  // namespace cpreplay::replay

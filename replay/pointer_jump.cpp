@@ -3,6 +3,7 @@
 #include "replay/pointer_jump.hpp"
 
 #include <climits>
+#include <cstring>
 #include <utility>
 
 #include "cpreplay/error.hpp"
@@ -50,10 +51,20 @@ void exchange_records(const World& world, const void* send, const std::vector<in
     send_displs[r] = static_cast<int>(out_at[r]);
     recv_displs[r] = static_cast<int>(in_at[r]);
   }
+  // Records between co-located ranks never touch MPI: this process's own block is copied.
+  const auto me = static_cast<std::size_t>(world.rank());
+  if (send_counts[me] > 0)
+    std::memcpy(static_cast<char*>(recv) + in_at[me] * record_bytes,
+                static_cast<const char*>(send) + out_at[me] * record_bytes,
+                static_cast<std::size_t>(send_counts[me]) * record_bytes);
+  std::vector<int> mpi_send = send_counts, mpi_recv = recv_counts;
+  mpi_send[me] = 0;
+  mpi_recv[me] = 0;
+  if (world.size() == 1) return;
   MPI_Datatype record;
   MPI_Type_contiguous(static_cast<int>(record_bytes), MPI_BYTE, &record);
   MPI_Type_commit(&record);
-  MPI_Alltoallv(send, send_counts.data(), send_displs.data(), record, recv, recv_counts.data(),
+  MPI_Alltoallv(send, mpi_send.data(), send_displs.data(), record, recv, mpi_recv.data(),
                 recv_displs.data(), record, world.comm());
   MPI_Type_free(&record);
 }

@@ -59,9 +59,10 @@ namespace detail {
 /// rank's flag back (flags[r]). MPI: collective on world.
 void exchange_counts(const World& world, const std::vector<int>& send_counts,
                      std::vector<int>& recv_counts, int flag, std::vector<int>& flags);
-/// Sends `send` (records of `record_bytes` each, grouped by destination rank in rank order,
-/// send_counts[d] for rank d) and receives recv_counts[s] records from each rank s into `recv`,
-/// grouped by source in rank order. MPI: collective on world.
+/// Sends `send` (records of `record_bytes` each, grouped by destination process in rank order,
+/// send_counts[d] for process d) and receives recv_counts[s] records from each process s into
+/// `recv`, grouped by source in rank order; the block a process addresses to itself is copied
+/// in memory. MPI: collective on world.
 void exchange_records(const World& world, const void* send, const std::vector<int>& send_counts,
                       void* recv, const std::vector<int>& recv_counts, std::size_t record_bytes);
 /// Offsets of each rank's group in a buffer grouped by rank.

@@ -83,13 +83,14 @@ void rewrite(LocalTrace& trace, const std::vector<std::uint32_t>& map, const Cal
 
 }  // namespace
 
-CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace& trace) {
-  // Binomial-tree reduction: at distance d, a rank that is a multiple of 2d takes in the tree
-  // of rank + d (covering the ranks after its own), so rank 0 ends with the call paths of all
-  // ranks in the order a merge of rank 0, 1, 2, ... would create them. Each rank holds at most
-  // the union, never P trees.
+CallTree unify_call_trees(const World& world, const std::vector<CallTree>& local, Shard& shard) {
+  // Binomial-tree reduction: at distance d, a process that is a multiple of 2d takes in the tree
+  // of process + d (covering the ranks after its own), so process 0 ends with the call paths of
+  // all ranks in the order a merge of rank 0, 1, 2, ... would create them (a process first
+  // merges its own ranks in rank order). Each process holds at most the union, never P trees.
   const int me = world.rank(), n = world.size();
-  CallTree merged = local;
+  CallTree merged;
+  for (const CallTree& tree : local) add_flat(merged, flatten(tree));
   for (int d = 1; d < n; d *= 2) {
     if (me % (2 * d) != 0) {
       const Flat mine = flatten(merged);
@@ -105,7 +106,7 @@ CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace&
     MPI_Recv(theirs.data(), count, MPI_UINT32_T, me + d, 1, world.comm(), MPI_STATUS_IGNORE);
     add_flat(merged, theirs);
   }
-  // Rank 0 numbers the union in preorder and hands it to everybody.
+  // Process 0 numbers the union in preorder and hands it to everybody.
   Flat global_flat;
   if (me == 0) {
     std::vector<std::uint32_t> renum;
@@ -115,42 +116,52 @@ CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace&
   CallTree global;
   add_flat(global, global_flat);
   // Every local call path is in the union: looking it up adds nothing.
-  const std::vector<std::uint32_t> map = add_flat(global, flatten(local));
-  rewrite(trace, map, global);
+  for (std::size_t i = 0; i < shard.traces.size(); ++i)
+    rewrite(shard.traces[i], add_flat(global, flatten(local[i])), global);
   return global;
 }
 
-PartialCut cut_to_common_end(const World& world, LocalTrace& trace) {
+PartialCut cut_to_common_end(const World& world, Shard& shard) {
   PartialCut cut;
-  int incomplete = trace.incomplete ? 1 : 0;
+  int incomplete = 0;
+  for (const LocalTrace& t : shard.traces) incomplete += t.incomplete ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_SUM, world.comm());
   cut.incomplete_ranks = incomplete;
   if (incomplete == 0) return cut;
   cut.applied = true;
 
-  // The cut: the earliest last timestamp over all ranks, and whose it is.
+  // The cut: the earliest last timestamp over all ranks, and whose it is (ties: the lower
+  // rank, as MINLOC decides between processes).
   struct {
     double time;
     int rank;
-  } mine{trace.size() ? static_cast<double>(trace.time.back()) : 0.0, world.rank()}, first{};
+  } mine{0.0, -1}, first{};
+  Ticks last = ~Ticks{0};
+  for (const LocalTrace& t : shard.traces) {
+    const Ticks end = t.size() ? t.time.back() : 0;
+    const double as_double = t.size() ? static_cast<double>(end) : 0.0;
+    if (mine.rank < 0 || as_double < mine.time) mine = {as_double, t.rank};
+    last = std::min(last, end);
+  }
   MPI_Allreduce(&mine, &first, 1, MPI_DOUBLE_INT, MPI_MINLOC, world.comm());
-  Ticks last = trace.size() ? trace.time.back() : 0;
   MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_UINT64_T, MPI_MIN, world.comm());
   cut.cut_time = last;
   cut.first_to_stop = first.rank;
 
-  const std::size_t keep = trace.time.upper_bound(cut.cut_time);
-  std::uint64_t dropped = trace.size() - keep;
-  trace.truncate(keep);
-  std::vector<EventIdx> open;
-  for (EventIdx i = 0; i < keep; ++i) {
-    if (trace.kind[i] == EventKind::Enter) open.push_back(i);
-    if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
+  std::uint64_t counts[2] = {0, 0};  // events dropped, regions closed
+  for (LocalTrace& trace : shard.traces) {
+    const std::size_t keep = trace.time.upper_bound(cut.cut_time);
+    counts[0] += trace.size() - keep;
+    trace.truncate(keep);
+    std::vector<EventIdx> open;
+    for (EventIdx i = 0; i < keep; ++i) {
+      if (trace.kind[i] == EventKind::Enter) open.push_back(i);
+      if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
+    }
+    counts[1] += open.size();
+    for (auto it = open.rbegin(); it != open.rend(); ++it)
+      trace.push(EventKind::Leave, cut.cut_time, trace.ref[*it]);
   }
-  std::uint64_t closed = open.size();
-  for (auto it = open.rbegin(); it != open.rend(); ++it)
-    trace.push(EventKind::Leave, cut.cut_time, trace.ref[*it]);
-  std::uint64_t counts[2] = {dropped, closed};
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
   cut.events_cut = counts[0];
   cut.regions_closed = counts[1];

@@ -3,16 +3,18 @@
 #pragma once
 
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::replay {
 
-/// Merges the rank-local call trees into one global tree that is identical on every rank,
-/// numbered in depth-first preorder (siblings in order of first appearance, rank 0 first), and
-/// rewrites the call paths of trace's Enter/Leave events from local to global ids.
+/// Merges the rank-local call trees (local[i] belongs to shard.traces[i]) into one global tree
+/// that is identical on every process, numbered in depth-first preorder (siblings in order of
+/// first appearance, rank 0 first), and rewrites the call paths of the shard's Enter/Leave
+/// events from local to global ids. The tree does not depend on the number of processes.
 /// Post-INVARIANT: a node's parent has a smaller id; ids are preorder positions.
 /// MPI: collective on world.
-CallTree unify_call_trees(const World& world, const CallTree& local, LocalTrace& trace);
+CallTree unify_call_trees(const World& world, const std::vector<CallTree>& local, Shard& shard);
 
 /// What --partial cut off.
 struct PartialCut {
@@ -29,7 +31,7 @@ struct PartialCut {
 /// closes the regions still open there with Leave events at the cut. Links that point past the
 /// cut are dropped. Does nothing when every rank is complete.
 /// MPI: collective on world.
-PartialCut cut_to_common_end(const World& world, LocalTrace& trace);
+PartialCut cut_to_common_end(const World& world, Shard& shard);
 
 /// The same merge without MPI, for tests: trees[r] belongs to traces[r].
 CallTree unify_call_trees_serial(const std::vector<CallTree>& trees,

@@ -148,10 +148,12 @@ class Pipeline {
   /// --partial cut, unified call tree, and the communication-free profile.
   void preprocess() {
     progress_.begin("preprocess");
-    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, trace());
-    tree_ = replay::unify_call_trees(world_, local_trees_[0], trace());
-    sev_.resize(tree_.size());
-    analysis::profile_pass(defs_, tree_, trace(), sev_);
+    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, shard_);
+    tree_ = replay::unify_call_trees(world_, local_trees_, shard_);
+    std::vector<CallTree>().swap(local_trees_);
+    sev_.assign(shard_.size(), analysis::Severity(tree_.size()));
+    for (std::size_t i = 0; i < shard_.size(); ++i)
+      analysis::profile_pass(defs_, tree_, shard_.traces[i], sev_[i]);
     phase_end(std::to_string(tree_.size()) + " call paths");
   }
 
@@ -161,42 +163,58 @@ class Pipeline {
     if (settings_.time_correct) {
       replay_communication();  // timings and messages are kept: the clock correction reuses them
       correct_clocks();
-      matched_messages_ = messages_.recv_events.size();
-      unmatched_messages_ = messages_.unmatched;
-      waits_ = analysis::wait_state_pass(defs_, trace(), std::move(messages_), collectives_, sev_);
+      matched_messages_ = unmatched_messages_ = 0;
+      waits_.clear();
+      for (std::size_t i = 0; i < shard_.size(); ++i) {
+        matched_messages_ += messages_[i].recv_events.size();
+        unmatched_messages_ += messages_[i].unmatched;
+        waits_.push_back(analysis::wait_state_pass(defs_, shard_.traces[i], std::move(messages_[i]),
+                                                   collectives_[i], sev_[i]));
+      }
+      std::vector<replay::MessageTable>().swap(messages_);
     } else {
-      // Collective timings and matched messages go into the wait-state pass window by window
-      // and round by round; neither is kept.
-      analysis::WaitStatePass pass(defs_, trace(), sev_);
-      reduce_collectives(&pass);
+      // Collective timings and matched messages go into each rank's wait-state pass window by
+      // window and round by round; neither is kept.
+      std::vector<std::unique_ptr<analysis::WaitStatePass>> passes;
+      std::vector<replay::MessageSink*> sinks;
+      for (std::size_t i = 0; i < shard_.size(); ++i) {
+        passes.push_back(std::make_unique<analysis::WaitStatePass>(defs_, shard_.traces[i], sev_[i]));
+        sinks.push_back(passes.back().get());
+      }
+      reduce_collectives(&passes);
       world_.agree([&] {
         const replay::MatchCounts counts = replay::match_messages(
-            world_, defs_, trace(), pass, settings_.partial, settings_.window);
+            world_, defs_, shard_, sinks, settings_.partial, settings_.window);
         matched_messages_ = counts.matched;
         unmatched_messages_ = counts.unmatched;
       });
-      waits_ = pass.finish();
+      waits_.clear();
+      for (auto& pass : passes) waits_.push_back(pass->finish());
     }
+    std::uint64_t waits = 0;
+    for (const analysis::WaitStateResult& w : waits_) waits += w.waits.size();
     phase_end(std::to_string(sum_over_ranks(world_, matched_messages_)) +
-                  " messages, " + std::to_string(sum_over_ranks(world_, waits_.waits.size())) +
+                  " messages, " + std::to_string(sum_over_ranks(world_, waits)) +
                   " wait states");
   }
 
   /// Critical path: the backward walk of ownership and each rank's segment credits.
   void backward() {
     progress_.begin("backward");
-    cp_ = analysis::critical_path_pass(world_, defs_, tree_, trace(), waits_, collectives_,
+    cp_ = analysis::critical_path_pass(world_, defs_, tree_, shard_, waits_, collectives_,
                                        settings_.partial ? cut_.first_to_stop : -1);
     release_free_memory();  // the jump tables: the root-cause phase's peak comes next
-    phase_end(std::to_string(sum_over_ranks(world_, cp_.owned_segments)) + " owned segments");
+    std::uint64_t owned = 0;
+    for (const analysis::CriticalPathResult& cp : cp_) owned += cp.owned_segments;
+    phase_end(std::to_string(sum_over_ranks(world_, owned)) + " owned segments");
   }
 
   /// Root causes: delay costs and wait-state classes, on a backward replay in rounds.
   void root_causes() {
     progress_.begin("root causes");
     analysis::RootCauseResult rc;
-    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace(), waits_, sev_,
-                                                        settings_.window); });
+    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace(), waits_[0],
+                                                        sev_[0], settings_.window); });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
     if (rc.skipped > 0 && world_.rank() == 0)
@@ -211,11 +229,14 @@ class Pipeline {
   /// metric tree's final shape.
   void reduce() {
     progress_.begin("reduce");
-    path_ = analysis::indicator_pass(world_, tree_, cp_, sev_);
-    stretches_ = std::move(cp_.stretches);  // for export_views
-    cp_ = analysis::CriticalPathResult{};  // per-call-path arrays, no longer needed
-    analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev_);
-    analysis::finalize_metric_tree(sev_);
+    path_ = analysis::indicator_pass(world_, shard_.blocks, tree_, cp_, sev_);
+    stretches_.clear();
+    for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
+    std::vector<analysis::CriticalPathResult>().swap(cp_);  // per-call-path arrays, done
+    for (analysis::Severity& sev : sev_) {
+      analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
+      analysis::finalize_metric_tree(sev);
+    }
     phase_end("critical path " + std::to_string(path_.length) + " s");
   }
 
@@ -225,9 +246,9 @@ class Pipeline {
     progress_.begin("views");
     const ViewOutputs out{settings_.timeline, settings_.overview, settings_.timeline_max_events,
                           kCreator};
-    const ViewReport r = tools::export_views(world_, out, defs_, tree_, trace(), waits_, sev_,
+    const ViewReport r = tools::export_views(world_, out, defs_, tree_, shard_, waits_, sev_,
                                              stretches_, path_.length);
-    std::vector<analysis::PathStretch>().swap(stretches_);
+    std::vector<std::vector<analysis::PathStretch>>().swap(stretches_);
     std::string detail;
     if (!settings_.timeline.empty())
       detail = settings_.timeline + " (" + std::to_string(r.events_written) + " events)";
@@ -243,7 +264,7 @@ class Pipeline {
       if (world_.rank() == 0) writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
     });
     world_.agree([&] {
-      gather_and_write(world_, tree_, sev_, writer_.get());
+      gather_and_write(world_, shard_.blocks, tree_, sev_, writer_.get());
       if (writer_) writer_->commit();
     });
     phase_end(output_);
@@ -251,7 +272,7 @@ class Pipeline {
 
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
-    Summary summary = analysis::build_summary(world_, defs_, tree_, trace(), sev_, waits_, path_);
+    Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_, path_);
     describe_run(summary);
     world_.agree([&] {
       if (world_.rank() == 0 && !settings_.json.empty())
@@ -275,13 +296,15 @@ class Pipeline {
  private:
   /// Collectives go first: their reduction buffers are gone before the messages are matched.
   /// With a wait-state pass, the collective timings are handed to it instead of being stored.
-  void reduce_collectives(analysis::WaitStatePass* pass = nullptr) {
+  void reduce_collectives(
+      std::vector<std::unique_ptr<analysis::WaitStatePass>>* passes = nullptr) {
     replay::TimingSink sink;
-    if (pass)
-      sink = [pass](const replay::CollInstance* instances, const replay::CollTiming* timings,
-                    std::size_t n) { pass->collectives(instances, timings, n); };
+    if (passes)
+      sink = [passes](std::size_t i, const replay::CollInstance* instances,
+                      const replay::CollTiming* timings,
+                      std::size_t n) { (*passes)[i]->collectives(instances, timings, n); };
     world_.agree([&] {
-      collectives_ = replay::reduce_collectives(world_, defs_, trace(), settings_.window,
+      collectives_ = replay::reduce_collectives(world_, defs_, shard_, settings_.window,
                                                 settings_.partial, sink);
     });
     release_free_memory();
@@ -292,19 +315,19 @@ class Pipeline {
   void replay_communication() {
     reduce_collectives();
     world_.agree([&] {
-      messages_ = replay::match_messages(world_, defs_, trace(), settings_.partial,
+      messages_ = replay::match_messages(world_, defs_, shard_, settings_.partial,
                                          settings_.window);
     });
   }
 
   /// Constant offsets first; where clocks drift, forward jumps until nothing moves.
   void correct_clocks() {
-    correction_ = replay::correct_clocks(world_, defs_, trace(), messages_, collectives_);
+    correction_ = replay::correct_clocks(world_, defs_, shard_, messages_, collectives_);
     replay_communication();
     double largest_jump = 0.0;
     for (int round = 0; round < kMaxJumpRounds; ++round) {
       const std::uint64_t moved =
-          replay::forward_jumps(world_, defs_, trace(), messages_, collectives_, largest_jump);
+          replay::forward_jumps(world_, defs_, shard_, messages_, collectives_, largest_jump);
       if (moved == 0) break;
       correction_.jumped_events += moved;
       ++correction_.jump_rounds;
@@ -341,7 +364,9 @@ class Pipeline {
     s.max_jump = correction_.max_jump;
     // Collective either way: every rank knows whether the cut applied.
     const std::uint64_t unmatched = sum_over_ranks(world_, unmatched_messages_);
-    const std::uint64_t dropped = sum_over_ranks(world_, collectives_.dropped);
+    std::uint64_t dropped = 0;
+    for (const replay::CollectiveTable& c : collectives_) dropped += c.dropped;
+    dropped = sum_over_ranks(world_, dropped);
     if (!cut_.applied) return;
     s.partial = true;
     s.partial_first_rank = cut_.first_to_stop;
@@ -394,17 +419,19 @@ class Pipeline {
   Shard shard_;
   std::vector<CallTree> local_trees_;  ///< per rank of the shard, until unified
   CallTree tree_;
-  analysis::Severity sev_;
+  std::vector<analysis::Severity> sev_;  ///< per held rank
   replay::PartialCut cut_;
-  replay::MessageTable messages_;  ///< --time-correct only; consumed by the wait-state pass
+  /// Per held rank: --time-correct only; consumed by the wait-state pass.
+  std::vector<replay::MessageTable> messages_;
   std::uint64_t matched_messages_ = 0;
   std::uint64_t unmatched_messages_ = 0;
-  replay::CollectiveTable collectives_;
+  std::vector<replay::CollectiveTable> collectives_;  ///< per held rank
   replay::ClockCorrection correction_;
-  analysis::WaitStateResult waits_;
-  analysis::CriticalPathResult cp_;  ///< backward's result, consumed by reduce
+  std::vector<analysis::WaitStateResult> waits_;  ///< per held rank
+  std::vector<analysis::CriticalPathResult> cp_;  ///< per held rank: backward's, for reduce
   analysis::CriticalPathSummary path_;
-  std::vector<analysis::PathStretch> stretches_;  ///< reduce keeps them for export_views
+  /// Per held rank: reduce keeps them for export_views.
+  std::vector<std::vector<analysis::PathStretch>> stretches_;
 };
 
 }  // namespace

@@ -61,33 +61,42 @@ io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
   return def;
 }
 
-void gather_and_write(const replay::World& world, const CallTree& tree,
-                      const analysis::Severity& sev, io::CubeWriter* writer) {
+void gather_and_write(const replay::World& world, const RankBlocks& blocks, const CallTree& tree,
+                      const std::vector<analysis::Severity>& sevs, io::CubeWriter* writer) {
   const auto& table = analysis::metric_table();
   const std::size_t n = tree.size();
-  const std::size_t ranks = static_cast<std::size_t>(world.size());
-  // As many metrics per gather as fit in kGatherBytes on rank 0 (at least one): a small run
+  const std::size_t ranks = static_cast<std::size_t>(blocks.ranks());
+  const std::size_t held = sevs.size();
+  // As many metrics per gather as fit in kGatherBytes on process 0 (at least one): a small run
   // needs a single gather, a 10,000-rank one still holds one metric at a time.
   constexpr std::size_t kGatherBytes = std::size_t{32} << 20;
   const std::size_t per_gather = std::max<std::size_t>(
       1, std::min(table.size(), kGatherBytes / std::max<std::size_t>(1, n * ranks * sizeof(double))));
   std::vector<double> mine, gathered(world.rank() == 0 ? per_gather * n * ranks : 0);
   std::vector<double> rows(world.rank() == 0 ? n * ranks : 0);
+  std::vector<int> counts(static_cast<std::size_t>(world.size())),
+      displs(static_cast<std::size_t>(world.size()));
   std::exception_ptr error;
   for (std::size_t first = 0; first < table.size(); first += per_gather) {
     const std::size_t k = std::min(per_gather, table.size() - first);
+    // Rank by rank, each with its k metrics: process 0 receives the ranks in order.
     mine.clear();
-    for (std::size_t i = first; i < first + k; ++i) {
-      const double* row = sev.row(table[i].id);
-      if (table[i].inclusive) {
-        const std::vector<double> incl = analysis::inclusive_along_call_tree(tree, row);
-        mine.insert(mine.end(), incl.begin(), incl.end());
-      } else {
-        mine.insert(mine.end(), row, row + n);
+    for (std::size_t r = 0; r < held; ++r)
+      for (std::size_t i = first; i < first + k; ++i) {
+        const double* row = sevs[r].row(table[i].id);
+        if (table[i].inclusive) {
+          const std::vector<double> incl = analysis::inclusive_along_call_tree(tree, row);
+          mine.insert(mine.end(), incl.begin(), incl.end());
+        } else {
+          mine.insert(mine.end(), row, row + n);
+        }
       }
+    for (int p = 0; p < world.size(); ++p) {
+      counts[static_cast<std::size_t>(p)] = static_cast<int>(blocks.count(p) * k * n);
+      displs[static_cast<std::size_t>(p)] = static_cast<int>(blocks.first(p) * k * n);
     }
-    MPI_Gather(mine.data(), static_cast<int>(k * n), MPI_DOUBLE, gathered.data(),
-               static_cast<int>(k * n), MPI_DOUBLE, 0, world.comm());
+    MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, gathered.data(),
+                counts.data(), displs.data(), MPI_DOUBLE, 0, world.comm());
     if (world.rank() != 0 || error) continue;
     for (std::size_t j = 0; j < k && !error; ++j) {  // the first write error is the one to report
       bool any = false;

@@ -8,6 +8,7 @@
 #include "analysis/metric_table.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "io/cube_writer.hpp"
 #include "replay/world.hpp"
 
@@ -17,11 +18,12 @@ namespace cpreplay::tools {
 io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
                                   const std::string& creator);
 
-/// Gathers every metric's values to rank 0 and writes them with `writer` (non-null only on
-/// rank 0). `time` is made inclusive along the call tree; all others stay exclusive.
-/// Errors of the writer on rank 0 are rethrown after all ranks took part in the gathers.
+/// Gathers every metric's values of every rank (sevs[i]: the i-th held rank) to process 0 and
+/// writes them with `writer` (non-null only on process 0), rows in rank order. `time` is made
+/// inclusive along the call tree; all others stay exclusive. Errors of the writer on process 0
+/// are rethrown after all processes took part in the gathers.
 /// MPI: collective on world.
-void gather_and_write(const replay::World& world, const CallTree& tree,
-                      const analysis::Severity& sev, io::CubeWriter* writer);
+void gather_and_write(const replay::World& world, const RankBlocks& blocks, const CallTree& tree,
+                      const std::vector<analysis::Severity>& sevs, io::CubeWriter* writer);
 
 }  // namespace cpreplay::tools

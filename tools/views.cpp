@@ -22,13 +22,19 @@ constexpr std::size_t kOverviewPaths = 8;
 constexpr std::size_t kChunkBytes = std::size_t{1} << 19;  // per MPI message of the stream
 constexpr std::size_t kEventsPerStep = 4096;
 constexpr int kBinsTag = 7504;
-/// Critical-path stretches per chunk of the merge (40 B each): rank 0 holds one chunk per rank,
-/// about 4 MB in all, in as few round trips as that allows (each costs a yield when ranks
-/// outnumber cores).
-std::size_t stretches_per_chunk(int ranks) {
-  return std::clamp<std::size_t>(std::size_t{100000} / static_cast<std::size_t>(ranks), 256,
+/// Critical-path stretches per chunk of the merge (40 B each): process 0 holds one chunk per
+/// process, about 4 MB in all, in as few round trips as that allows (each costs a yield when
+/// processes outnumber cores).
+std::size_t stretches_per_chunk(int processes) {
+  return std::clamp<std::size_t>(std::size_t{100000} / static_cast<std::size_t>(processes), 256,
                                  4096);
 }
+
+/// A stretch of the critical path with the rank that owned it.
+struct RankedStretch {
+  analysis::PathStretch stretch;
+  Rank rank;
+};
 
 std::string number(double v) {
   char buf[40];
@@ -66,37 +72,50 @@ std::string reduction_sentence(const analysis::TimelineBudget& b) {
 }  // namespace
 
 ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
-                        const CallTree& tree, const LocalTrace& trace,
-                        const analysis::WaitStateResult& waits, const analysis::Severity& sev,
-                        const std::vector<analysis::PathStretch>& stretches, double cp_length) {
+                        const CallTree& tree, const Shard& shard,
+                        const std::vector<analysis::WaitStateResult>& waits,
+                        const std::vector<analysis::Severity>& sevs,
+                        const std::vector<std::vector<analysis::PathStretch>>& stretches,
+                        double cp_length) {
   ViewReport report;
   const bool root = world.rank() == 0;
-  const int ranks = world.size();
+  const int ranks = defs.ranks();
+  const std::size_t held = shard.size();
   Ticks last = 0;
-  const analysis::ViewClock clock = analysis::view_clock(world, defs, trace, &last);
+  const analysis::ViewClock clock = analysis::view_clock(world, defs, shard, &last);
   const std::uint64_t run_ns = clock.ns(last);
 
   // Local parts first: the timeline's budget and the overview's bins.
-  std::unique_ptr<analysis::TimelineSource> source;
+  std::vector<std::unique_ptr<analysis::TimelineSource>> sources;
   analysis::TimelineBudget budget;
   if (!out.timeline.empty()) {
-    source = std::make_unique<analysis::TimelineSource>(trace, waits, clock);
-    std::uint64_t handovers = 0;
-    for (const analysis::PathStretch& s : stretches)
-      handovers += s.from_rank >= 0 && s.from_rank != world.rank();
-    budget = source->budget(world, out.max_events, stretches.size(), handovers);
+    std::vector<analysis::TimelineSource*> all;
+    std::uint64_t count = 0, handovers = 0;
+    for (std::size_t i = 0; i < held; ++i) {
+      sources.push_back(
+          std::make_unique<analysis::TimelineSource>(shard.traces[i], waits[i], clock));
+      all.push_back(sources.back().get());
+      count += stretches[i].size();
+      for (const analysis::PathStretch& s : stretches[i])
+        handovers += s.from_rank >= 0 && s.from_rank != shard.traces[i].rank;
+    }
+    budget = analysis::timeline_budget(world, all, out.max_events, count, handovers);
   }
   analysis::OverviewLayout layout;
-  std::vector<float> bins;
+  std::vector<float> bins;  // the held ranks' bins, one rank after another
   if (!out.overview.empty()) {
-    layout = analysis::overview_layout(world, tree, sev, clock.origin, last, kOverviewBins,
-                                       kOverviewPaths);
-    bins = analysis::overview_bins(layout, tree, trace, waits, clock.ticks_per_second);
+    layout = analysis::overview_layout(world, shard.blocks, tree, sevs, clock.origin, last,
+                                       kOverviewBins, kOverviewPaths);
+    for (std::size_t i = 0; i < held; ++i) {
+      const std::vector<float> mine = analysis::overview_bins(layout, tree, shard.traces[i],
+                                                              waits[i], clock.ticks_per_second);
+      bins.insert(bins.end(), mine.begin(), mine.end());
+    }
   }
 
-  // Rank 0 opens its files (an error here stops every rank) and writes the heads.
+  // Process 0 opens its files (an error here stops every process) and writes the heads.
   std::unique_ptr<io::TimelineFormat> format;
-  if (source) format = std::make_unique<io::TimelineFormat>(defs, tree);
+  if (!sources.empty()) format = std::make_unique<io::TimelineFormat>(defs, tree);
   std::unique_ptr<io::OutputFile> json;
   std::unique_ptr<io::OverviewSvg> svg;
   const int cp_pid = ranks;  // the "critical path" process follows the ranks
@@ -105,7 +124,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
     const std::string title = defs.anchor_path + " - " + std::to_string(ranks) + " ranks, run " +
                               number(static_cast<double>(run_ns) / 1e9) + " s, critical path " +
                               number(cp_length) + " s";
-    if (source) {
+    if (!out.timeline.empty()) {
       json = std::make_unique<io::OutputFile>(out.timeline, "timeline");
       std::string head = io::TimelineFormat::header(cp_pid, "critical path", -1);
       for (int r = 0; r < ranks; ++r) {
@@ -136,22 +155,28 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
     }
   });
 
-  // Overview rows: rank 0 adds up each band's ranks as they come, one rank at a time.
+  // Overview rows: process 0 adds up each band's ranks as they come, one process's block of
+  // ranks at a time, in rank order.
   if (!out.overview.empty()) {
     if (root) {
+      const std::size_t per_rank = bins.size() / held;
       const int per_band = io::OverviewSvg::ranks_per_band(ranks);
-      std::vector<float> band(bins.size()), theirs(bins.size());
-      for (int r = 0; r < ranks; ++r) {
+      std::vector<float> band(per_rank), theirs;
+      for (int p = 0; p < world.size(); ++p) {
         const float* src = bins.data();
-        if (r != 0) {
-          MPI_Recv(theirs.data(), static_cast<int>(theirs.size()), MPI_FLOAT, r, kBinsTag,
+        if (p != 0) {
+          theirs.resize(per_rank * static_cast<std::size_t>(shard.blocks.count(p)));
+          MPI_Recv(theirs.data(), static_cast<int>(theirs.size()), MPI_FLOAT, p, kBinsTag,
                    world.comm(), MPI_STATUS_IGNORE);
           src = theirs.data();
         }
-        if (r % per_band == 0) std::fill(band.begin(), band.end(), 0.0f);
-        for (std::size_t i = 0; i < band.size(); ++i) band[i] += src[i];
-        if ((r + 1) % per_band == 0 || r == ranks - 1)
-          svg->add_band(r - r % per_band, r, band.data());
+        for (Rank r = shard.blocks.first(p); r < shard.blocks.first(p + 1); ++r) {
+          const float* rank_bins = src + static_cast<std::size_t>(r - shard.blocks.first(p)) * per_rank;
+          if (r % per_band == 0) std::fill(band.begin(), band.end(), 0.0f);
+          for (std::size_t i = 0; i < band.size(); ++i) band[i] += rank_bins[i];
+          if ((r + 1) % per_band == 0 || r == ranks - 1)
+            svg->add_band(r - r % per_band, r, band.data());
+        }
       }
     } else {
       MPI_Send(bins.data(), static_cast<int>(bins.size()), MPI_FLOAT, 0, kBinsTag, world.comm());
@@ -159,20 +184,32 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
     std::vector<float>().swap(bins);
   }
 
-  // The critical path in time order, merged from the ranks' stretches.
+  // The critical path in time order, merged from the ranks' stretches: the held ranks' first
+  // (ties: the lower rank), then the processes'.
   std::uint64_t flows = 0;
   {
+    auto earlier = [](const RankedStretch& x, const RankedStretch& y) {
+      const analysis::PathStretch& a = x.stretch;
+      const analysis::PathStretch& b = y.stretch;
+      if (a.begin != b.begin) return a.begin < b.begin;
+      if (a.end != b.end) return a.end < b.end;
+      return x.rank < y.rank;
+    };
+    std::vector<RankedStretch> local;
+    for (std::size_t i = 0; i < held; ++i)
+      for (const analysis::PathStretch& s : stretches[i])
+        local.push_back(RankedStretch{s, shard.traces[i].rank});
+    std::stable_sort(local.begin(), local.end(), earlier);
     std::string chunk;
     std::vector<char> named(static_cast<std::size_t>(ranks), 0);
     bool have_prev = false;
     int prev_rank = 0;
     std::uint64_t prev_begin = 0, prev_end = 0;
     replay::merge_to_root(
-        world, stretches,
-        [](const analysis::PathStretch& a, const analysis::PathStretch& b) {
-          return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
-        },
-        [&](const analysis::PathStretch& s, int r) {
+        world, local, earlier,
+        [&](const RankedStretch& ranked, int) {
+          const analysis::PathStretch& s = ranked.stretch;
+          const int r = ranked.rank;
           const std::uint64_t b = clock.ns(s.begin), e = clock.ns(s.end);
           const bool handover = have_prev && prev_rank != r;
           if (json) {
@@ -204,22 +241,28 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
           prev_begin = b;
           prev_end = e;
         },
-        stretches_per_chunk(ranks));
+        stretches_per_chunk(world.size()));
     if (json) json->write(chunk);
   }
 
-  // Each rank's activity and wait states, formatted where they are and streamed to rank 0.
-  if (source) {
+  // Each rank's activity and wait states, formatted where they are and streamed to process 0,
+  // the held ranks one after another.
+  if (!sources.empty()) {
     std::vector<analysis::TimelineEvent> events;
     events.reserve(kEventsPerStep);
-    const int pid = world.rank();
+    std::size_t current = 0;
     replay::stream_to_root(
         world,
         [&](std::string& chunk) {
           bool more = true;
           while (more && chunk.size() < kChunkBytes) {
             events.clear();
-            more = source->next(events, kEventsPerStep);
+            const int pid = shard.traces[current].rank;
+            more = sources[current]->next(events, kEventsPerStep);
+            if (!more && current + 1 < held) {
+              sources[current++].reset();
+              more = true;
+            }
             for (const analysis::TimelineEvent& ev : events) {
               if (ev.kind == analysis::TimelineEvent::Activity)
                 format->activity(chunk, pid, ev.ts_ns, ev.dur_ns, ev.callpath);
@@ -232,7 +275,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
           return more;
         },
         [&](const char* data, std::size_t bytes) { json->write(data, bytes); });
-    source.reset();
+    sources.clear();
   }
 
   report.events_total = budget.total();

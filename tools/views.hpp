@@ -11,6 +11,7 @@
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::tools {
@@ -29,13 +30,16 @@ struct ViewReport {
   std::string reduction;             ///< one sentence when --timeline-max-events merged events
 };
 
-/// Writes the requested views atomically. `sev` holds exclusive `time` per call path,
-/// `stretches` this rank's critical-path stretches, `cp_length` the path's length in seconds.
-/// Errors of rank 0's files are agreed on (World::agree) after every rank took part.
+/// Writes the requested views atomically. Per held rank i (shard.traces[i]): `sevs[i]` holds
+/// exclusive `time` per call path, `waits[i]` its wait states, `stretches[i]` its critical-path
+/// stretches; `cp_length` is the path's length in seconds. Errors of process 0's files are
+/// agreed on (World::agree) after every process took part.
 /// MPI: collective on world.
 ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
-                        const CallTree& tree, const LocalTrace& trace,
-                        const analysis::WaitStateResult& waits, const analysis::Severity& sev,
-                        const std::vector<analysis::PathStretch>& stretches, double cp_length);
+                        const CallTree& tree, const Shard& shard,
+                        const std::vector<analysis::WaitStateResult>& waits,
+                        const std::vector<analysis::Severity>& sevs,
+                        const std::vector<std::vector<analysis::PathStretch>>& stretches,
+                        double cp_length);
 
 }  // namespace cpreplay::tools

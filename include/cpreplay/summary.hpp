@@ -85,6 +85,9 @@ struct Summary {
   std::string report;
   std::string json;
   int ranks = 0;
+  int processes = 1;             ///< analysis processes (mpirun -np M), each holding a block
+  int ranks_per_process_min = 1; ///< trace ranks the smallest block holds
+  int ranks_per_process_max = 1; ///< trace ranks the largest block holds
   std::uint64_t events = 0;
   double wall_clock = 0.0;             ///< first to last event, seconds
   double critical_path_length = 0.0;   ///< seconds
