@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cpreplay/error.hpp"
+#include "replay/flat_index.hpp"
+#include "replay/memory.hpp"
 #include "replay/record_exchange.hpp"
 
 namespace cpreplay::analysis {
@@ -49,13 +53,13 @@ void put_map(replay::RecordWriter& w, const TimeMap& m) {
   }
 }
 
-TimeMap get_map(replay::RecordReader& r) {
-  TimeMap m(r.get<std::uint32_t>());
+/// Reads a map into `m`, reusing its storage.
+void get_map(replay::RecordReader& r, TimeMap& m) {
+  m.resize(r.get<std::uint32_t>());
   for (auto& [c, v] : m) {
     c = r.get<std::uint32_t>();
     v = r.get<double>();
   }
-  return m;
 }
 
 double lookup(const TimeMap& m, std::uint32_t c) {
@@ -64,9 +68,9 @@ double lookup(const TimeMap& m, std::uint32_t c) {
   return it != m.end() && it->first == c ? it->second : 0.0;
 }
 
-/// Entries of a − b that are > 0 (CalculateDiff), and their sum.
-TimeMap diff(const TimeMap& a, const TimeMap& b, double& sum) {
-  TimeMap out;
+/// Entries of a − b that are > 0 (CalculateDiff) into `out`, and their sum.
+void diff(const TimeMap& a, const TimeMap& b, TimeMap& out, double& sum) {
+  out.clear();
   sum = 0.0;
   for (const auto& [c, v] : a) {
     const double d = v - lookup(b, c);
@@ -75,7 +79,6 @@ TimeMap diff(const TimeMap& a, const TimeMap& b, double& sum) {
       sum += d;
     }
   }
-  return out;
 }
 
 struct P2pInput {  ///< a Late Sender / Late Receiver the waiting side shipped
@@ -92,9 +95,74 @@ struct GroupInput {  ///< what the causer of a collective sent a member
 };
 
 struct PendingCollective {  ///< a causer waiting for its members' replies (or replies early)
+  struct Reply {
+    Rank member = 0;
+    bool individual = false;
+    std::uint32_t offset = 0;  ///< its kKeys × (1 + paths) values in `values`
+  };
   std::size_t expected = 0;
-  std::map<Rank, std::pair<bool, std::vector<double>>> replies;  ///< by member rank
+  std::vector<Reply> replies;        ///< in arrival order; applied in member order
+  std::vector<double> values;
   std::vector<std::uint32_t> paths;  ///< G's call paths, the order of every reply's vectors
+  void clear() {
+    expected = 0;
+    replies.clear();
+    values.clear();
+    paths.clear();
+  }
+};
+
+/// Slots that keep their storage when reused: what is in flight changes every round, and a
+/// fresh map or vector per record cost more than the delay arithmetic itself.
+template <class T>
+class Pool {
+ public:
+  std::uint32_t take() {
+    if (free_.empty()) {
+      items_.emplace_back();
+      return static_cast<std::uint32_t>(items_.size() - 1);
+    }
+    const std::uint32_t i = free_.back();
+    free_.pop_back();
+    return i;
+  }
+  void give(std::uint32_t i) { free_.push_back(i); }
+  T& operator[](std::uint32_t i) { return items_[i]; }
+
+ private:
+  std::deque<T> items_;  ///< references stay valid while it grows
+  std::vector<std::uint32_t> free_;
+};
+
+/// Severities summed exactly, in fixed point: each value is rounded once to a multiple of
+/// 2^-64 s (far below a tick), the sums are integers, and each cell is rounded to a double once
+/// at the end. The result does not depend on the order the points resolve in, so no point's
+/// severities wait for a later point's (scout sums in reverse event order; the two differ by
+/// less than 1e-15 relative, docs/root-cause.md). Sparse: only the cells the pass touches.
+class ExactSums {
+ public:
+  void add(Metric m, std::uint32_t callpath, double v) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(m) << 32) | callpath;
+    std::uint32_t slot = index_.find(key);
+    if (slot == replay::FlatIndex::kNone) {
+      slot = static_cast<std::uint32_t>(sums_.size());
+      sums_.push_back(0);
+      keys_.push_back(key);
+      index_.set(key, slot);
+    }
+    sums_[slot] += static_cast<__int128>(std::nearbyint(std::ldexp(v, 64)));
+  }
+  /// Adds every cell's rounded sum to `sev`.
+  void add_to(Severity& sev) const {
+    for (std::size_t i = 0; i < sums_.size(); ++i)
+      sev.add(static_cast<Metric>(keys_[i] >> 32), static_cast<std::uint32_t>(keys_[i]),
+              std::ldexp(static_cast<double>(sums_[i]), -64));
+  }
+
+ private:
+  replay::FlatIndex index_;
+  std::vector<__int128> sums_;
+  std::vector<std::uint64_t> keys_;
 };
 
 std::uint64_t collective_key(std::uint32_t comm, std::uint32_t instance) {
@@ -115,12 +183,18 @@ class RootCause {
     for (std::size_t i = 0; i < sps_.size(); ++i) {
       if (is_collective(sps_[i].kind) && sps_[i].kind != SyncKind::Init &&
           sps_[i].kind != SyncKind::Finalize)
-        collective_index_[collective_key(sps_[i].comm, sps_[i].target)] = i;
+        collective_index_.set(collective_key(sps_[i].comm, sps_[i].target),
+                              static_cast<std::uint32_t>(i));
     }
-    prop_.assign(sps_.size(), 0.0);
     scratch_.assign(tree_.size(), 0);
     wait_scratch_.assign(tree_.size(), 0.0);
     seen_.assign(tree_.size(), 0);
+    wait_seen_.assign(tree_.size(), 0);
+    parent_.resize(tree_.size());
+    for (std::size_t c = 0; c < tree_.size(); ++c) {
+      const CallpathId parent = tree_.node(CallpathId{static_cast<std::uint32_t>(c)}).parent;
+      parent_[c] = parent.valid() ? parent.value : UINT32_MAX;
+    }
     plan();
 
     RootCauseResult result;
@@ -141,6 +215,7 @@ class RootCause {
       if (global[1] == 0) result.skipped += skip_stuck();
     }
     MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    delays_.add_to(sev_);
     classify();
     return result;
   }
@@ -183,9 +258,13 @@ class RootCause {
     read_prephase([&](RecordKind, Rank, EventIdx) { ++partners; }, false);
     // Moved block by block: the deque frees what has been taken, so both never coexist whole.
     sps_.reserve(own_.size() + partners);
-    while (!own_.empty()) {
+    // The deque's freed blocks are small heap chunks nothing else of this phase reuses: handed
+    // back every few hundred kB, the points are not resident twice at the peak.
+    constexpr std::size_t kTrimEvery = 8192;
+    for (std::size_t moved = 1; !own_.empty(); ++moved) {
       sps_.push_back(own_.front());
       own_.pop_front();
+      if (moved % kTrimEvery == 0) replay::release_free_memory();
     }
     std::deque<SyncPoint>().swap(own_);
     read_prephase(
@@ -297,26 +376,41 @@ class RootCause {
     return -1;
   }
 
-  /// runtime(a, x): exclusive time per call path from cut(a) to cut(x), in seconds. Tick sums
-  /// are exact; each call path's total is converted once.
-  TimeMap runtime(std::int64_t a, std::int64_t x) {
+  /// prune(a, x) (§8.1) into `out`: runtime(a, x) — the exclusive time per call path from
+  /// cut(a) to cut(x) — minus the waiting time of the synchpoints strictly between a and x,
+  /// only the entries > 0, sorted by call path; and only the completion part of a's own call.
+  /// One pass over the events and one over the points, summed in dense scratch arrays: no
+  /// allocation once the buffers have grown. Tick sums are exact; each call path's total is
+  /// converted once; waits are summed in point order.
+  void prune(std::int64_t a, std::int64_t x, TimeMap& out, double* wait_sum = nullptr) {
+    double wsum = 0.0;
+    wait_touched_.clear();
+    for (std::int64_t j = a + 1; j < x; ++j) {
+      if (!(sps_[j].wait > 0.0)) continue;
+      const std::uint32_t c = sps_[j].callpath;
+      if (!wait_seen_[c]) {
+        wait_seen_[c] = 1;
+        wait_touched_.push_back(c);
+      }
+      wait_scratch_[c] += sps_[j].wait;
+      wsum += sps_[j].wait;
+    }
+    if (wait_sum) *wait_sum = wsum;
+
     const std::int64_t from = cut(a);
     const std::int64_t to = cut(x);
-    std::vector<std::uint32_t> touched;
+    touched_.clear();
     std::int64_t prev_el = from;
     for (std::int64_t i = from + 1; i <= to; ++i) {
       const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
       if (k != EventKind::Enter && k != EventKind::Leave) continue;
       if (prev_el >= 0) {
         std::uint32_t target = trace_.ref[static_cast<EventIdx>(i)];
-        if (k == EventKind::Enter) {
-          const CallpathId parent = tree_.node(CallpathId{target}).parent;
-          target = parent.valid() ? parent.value : UINT32_MAX;
-        }
+        if (k == EventKind::Enter) target = parent_[target];
         if (target != UINT32_MAX) {
           if (!seen_[target]) {
             seen_[target] = 1;
-            touched.push_back(target);
+            touched_.push_back(target);
           }
           const Ticks t0 = trace_.time[static_cast<EventIdx>(prev_el)];
           const Ticks t1 = trace_.time[static_cast<EventIdx>(i)];
@@ -325,59 +419,26 @@ class RootCause {
       }
       prev_el = i;
     }
-    std::sort(touched.begin(), touched.end());
-    TimeMap out;
-    out.reserve(touched.size());
-    for (std::uint32_t c : touched) {
-      out.emplace_back(c, static_cast<double>(scratch_[c]) /
-                              static_cast<double>(defs_.clock.ticks_per_second));
+    std::sort(touched_.begin(), touched_.end());
+    out.clear();
+    const double tps = static_cast<double>(defs_.clock.ticks_per_second);
+    for (std::uint32_t c : touched_) {
+      const double d = static_cast<double>(scratch_[c]) / tps - wait_scratch_[c];
+      if (d > 0.0) out.emplace_back(c, d);
       scratch_[c] = 0;
       seen_[c] = 0;
     }
-    return out;
-  }
-
-  /// Waiting time per call path of the synchpoints strictly between a and x (wait > 0).
-  TimeMap wait_map(std::int64_t a, std::int64_t x, double& sum) {
-    std::vector<std::uint32_t>& touched = touched_;
-    touched.clear();
-    sum = 0.0;
-    for (std::int64_t j = a + 1; j < x; ++j) {
-      if (!(sps_[j].wait > 0.0)) continue;
-      const std::uint32_t c = sps_[j].callpath;
-      if (!seen_[c]) {
-        seen_[c] = 1;
-        touched.push_back(c);
-      }
-      wait_scratch_[c] += sps_[j].wait;
-      sum += sps_[j].wait;
-    }
-    std::sort(touched.begin(), touched.end());
-    TimeMap out;
-    out.reserve(touched.size());
-    for (std::uint32_t c : touched) {
-      out.emplace_back(c, wait_scratch_[c]);
+    for (std::uint32_t c : wait_touched_) {
       wait_scratch_[c] = 0.0;
-      seen_[c] = 0;
+      wait_seen_[c] = 0;
     }
-    return out;
-  }
-
-  /// prune(a, x) (§8.1): runtime minus waiting, and only the completion part of a's own call.
-  TimeMap prune(std::int64_t a, std::int64_t x, double* wait_sum = nullptr) {
-    double wsum = 0.0;
-    const TimeMap w = wait_map(a, x, wsum);
-    if (wait_sum) *wait_sum = wsum;
-    double ignored = 0.0;
-    TimeMap m = diff(runtime(a, x), w, ignored);
     if (a >= 0) {
       const SyncPoint& sa = sps_[a];
       const double cut = sa.cut_length;
-      auto it = std::lower_bound(m.begin(), m.end(), sa.callpath,
+      auto it = std::lower_bound(out.begin(), out.end(), sa.callpath,
                                  [](const auto& e, std::uint32_t k) { return e.first < k; });
-      if (it != m.end() && it->first == sa.callpath) it->second = std::max(it->second - cut, 0.0);
+      if (it != out.end() && it->first == sa.callpath) it->second = std::max(it->second - cut, 0.0);
     }
-    return m;
   }
 
   // ---- The backward replay as dataflow ----------------------------------------------------
@@ -392,18 +453,29 @@ class RootCause {
 
   enum State : std::uint8_t { kInactive, kActive, kResolved };
 
+  /// One contribution to a pending wait state's costs; a point's contributions form a list
+  /// through `next` (newest first) in one pooled array.
   struct CostPart {
-    std::int64_t from;  ///< the contributing point
+    std::int32_t next;  ///< the point's previous contribution, or -1
+    std::int32_t from;  ///< the contributing point
     std::uint8_t seq;   ///< order among one point's contributions to one pattern
     std::uint8_t pattern;
     double value;
   };
 
-  struct SevPart {
-    Metric metric;
-    std::uint32_t callpath;
-    double value;
-  };
+  /// Appends to one of the pooled lists; returns the new head.
+  template <class Part>
+  static std::int32_t push_part(std::vector<Part>& pool, std::vector<std::int32_t>& free,
+                                const Part& part) {
+    if (free.empty()) {
+      pool.push_back(part);
+      return static_cast<std::int32_t>(pool.size() - 1);
+    }
+    const std::int32_t i = free.back();
+    free.pop_back();
+    pool[static_cast<std::size_t>(i)] = part;
+    return i;
+  }
 
   bool is_consumer(std::size_t j) const {
     const SyncPoint& sp = sps_[j];
@@ -427,8 +499,8 @@ class RootCause {
       if (!is_consumer(j)) continue;
       const auto x = static_cast<std::int64_t>(j);
       if (is_group(sps_[j].kind)) {
-        plans_[j] = group_anchor(x);
-        anchor_a_[j] = plans_[j].a;
+        plans_.emplace_back(j, group_anchor(x));
+        anchor_a_[j] = plans_.back().second.a;
       } else {
         anchor_a_[j] = prev(x, sps_[j].peer);
       }
@@ -471,16 +543,9 @@ class RootCause {
     return moved;
   }
 
-  /// Severities in reverse event order: a point's are added once every later one's are.
+  /// Moves flush_ down over the points resolved from the top: everything above it is done.
   void flush() {
-    while (flush_ > 0 && state_[flush_ - 1] == kResolved) {
-      --flush_;
-      if (sev_buf_.empty()) continue;
-      const auto buf = sev_buf_.find(flush_);
-      if (buf == sev_buf_.end()) continue;
-      for (const SevPart& part : buf->second) sev_.add(part.metric, part.callpath, part.value);
-      sev_buf_.erase(buf);
-    }
+    while (flush_ > 0 && state_[flush_ - 1] == kResolved) --flush_;
   }
 
   /// Resolves every active point that waits for a record that will not come: a partner point
@@ -493,15 +558,19 @@ class RootCause {
       const SyncPoint& sp = sps_[j];
       const std::uint64_t key = collective_key(sp.comm, sp.target);
       if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner) {
-        if (p2p_in_.count(sp.event)) continue;
-        p2p_in_[sp.event] = P2pInput{};  // wait 0: nothing to add
+        if (p2p_in_.contains(sp.event)) continue;
+        const std::uint32_t slot = p2p_pool_.take();
+        p2p_pool_[slot] = P2pInput{};  // wait 0: nothing to add
+        p2p_in_.set(sp.event, slot);
         ++skipped;
       } else if (is_group(sp.kind) && sp.causer != me_) {
-        if (group_in_.count(key)) continue;
-        group_in_[key] = GroupInput{};  // empty G: a reply of nothing
+        if (group_in_.contains(key)) continue;
+        const std::uint32_t slot = group_pool_.take();
+        group_pool_[slot] = GroupInput{};  // empty G: a reply of nothing
+        group_in_.set(key, slot);
         ++skipped;
       } else if (is_group(sp.kind)) {
-        auto& pc = pending_groups_[key];
+        auto& pc = pending(key);
         if (pc.replies.size() >= pc.expected) continue;
         pc.expected = pc.replies.size();
         ++skipped;
@@ -518,13 +587,15 @@ class RootCause {
       case SyncKind::LateReceiver:
         if (pending_[j] > 0) return false;
         send_p2p(j, final_costs(j));
+        propagated(j);
         return true;
       case SyncKind::LateSenderPartner:
       case SyncKind::LateReceiverPartner: {
-        const auto it = p2p_in_.find(sp.event);
-        if (it == p2p_in_.end()) return false;
-        p2p_delay(j, it->second);
-        p2p_in_.erase(it);
+        const std::uint32_t slot = p2p_in_.find(sp.event);
+        if (slot == replay::FlatIndex::kNone) return false;
+        p2p_delay(j, p2p_pool_[slot]);
+        p2p_in_.erase(sp.event);
+        p2p_pool_.give(slot);
         release(j);
         return true;
       }
@@ -534,23 +605,26 @@ class RootCause {
       case SyncKind::NToOne: {
         const std::uint64_t key = collective_key(sp.comm, sp.target);
         if (sp.causer != me_) {
-          const auto it = group_in_.find(key);
-          if (it == group_in_.end() || pending_[j] > 0) return false;
-          reply(j, it->second, final_costs(j));
-          group_in_.erase(it);
+          const std::uint32_t slot = group_in_.find(key);
+          if (slot == replay::FlatIndex::kNone || pending_[j] > 0) return false;
+          reply(j, group_pool_[slot], final_costs(j));
+          group_in_.erase(key);
+          group_pool_.give(slot);
           return true;
         }
-        const auto pc = pending_groups_.find(key);
-        if (pc == pending_groups_.end() || pc->second.replies.size() < pc->second.expected)
+        const std::uint32_t slot = pending_groups_.find(key);
+        if (slot == replay::FlatIndex::kNone ||
+            pending_pool_[slot].replies.size() < pending_pool_[slot].expected)
           return false;
-        apply_collective(j, pc->second);
-        pending_groups_.erase(pc);
+        apply_collective(j, pending_pool_[slot]);
+        pending_groups_.erase(key);
+        pending_pool_.give(slot);
         release(j);
         return true;
       }
       case SyncKind::Init:
       case SyncKind::Finalize:
-        cost_parts_.erase(j);  // nothing leaves from here: its costs end with it
+        drop_costs(j);  // nothing leaves from here: its costs end with it
         return true;
     }
     return true;
@@ -562,31 +636,85 @@ class RootCause {
       if (sps_[e].wait > 0.0) --pending_[e];
   }
 
-  /// A severity of point x: added at once when every later point's are in (the usual case: points
-  /// resolve in descending order), else kept until they are.
-  void emit(std::int64_t x, Metric m, std::uint32_t callpath, double v) {
-    if (x == flush_ - 1)
-      sev_.add(m, callpath, v);
-    else
-      sev_buf_[x].push_back(SevPart{m, callpath, v});
+  /// Propagating wait states (§8.5): the largest share of a Late Sender / Late Receiver wait e
+  /// that caused waiting elsewhere, kept while consumers above e may still raise it.
+  void propagate(std::int64_t e, double share) {
+    const auto key = static_cast<std::uint64_t>(e);
+    const std::uint32_t slot = prop_index_.find(key);
+    if (slot != replay::FlatIndex::kNone) {
+      prop_[slot] = std::max(prop_[slot], share);
+      return;
+    }
+    std::uint32_t fresh;
+    if (prop_free_.empty()) {
+      fresh = static_cast<std::uint32_t>(prop_.size());
+      prop_.push_back(share);
+    } else {
+      fresh = prop_free_.back();
+      prop_free_.pop_back();
+      prop_[fresh] = share;
+    }
+    prop_index_.set(key, fresh);
   }
 
+  /// Wait state e runs: every consumer whose interval holds it has run, its share is final.
+  void propagated(std::int64_t e) {
+    const auto key = static_cast<std::uint64_t>(e);
+    const std::uint32_t slot = prop_index_.find(key);
+    if (slot == replay::FlatIndex::kNone) return;
+    prop_index_.erase(key);
+    prop_free_.push_back(slot);
+    if (prop_[slot] > 0.0)
+      delays_.add(sps_[e].kind == SyncKind::LateSender ? Metric::MpiWaitPropagatingLs
+                                                       : Metric::MpiWaitPropagatingLr,
+                  sps_[e].callpath, prop_[slot]);
+  }
+
+  /// A severity of a delay: summed exactly, so the order points resolve in does not matter.
+  void emit(Metric m, std::uint32_t callpath, double v) { delays_.add(m, callpath, v); }
+
   void add_cost(std::int64_t e, std::int64_t from, int pattern, std::uint8_t seq, double v) {
-    cost_parts_[e].push_back(CostPart{from, seq, static_cast<std::uint8_t>(pattern), v});
+    const auto key = static_cast<std::uint64_t>(e);
+    const std::uint32_t head = cost_head_.find(key);
+    const std::int32_t next = head == replay::FlatIndex::kNone ? -1 : static_cast<std::int32_t>(head);
+    const CostPart part{next, static_cast<std::int32_t>(from), seq,
+                        static_cast<std::uint8_t>(pattern), v};
+    cost_head_.set(key, static_cast<std::uint32_t>(push_part(cost_parts_, cost_free_, part)));
+  }
+
+  /// Drops a point's pending cost contributions (nothing leaves from it).
+  void drop_costs(std::int64_t e) {
+    const auto key = static_cast<std::uint64_t>(e);
+    const std::uint32_t head = cost_head_.find(key);
+    if (head == replay::FlatIndex::kNone) return;
+    cost_head_.erase(key);
+    for (std::int32_t i = static_cast<std::int32_t>(head); i >= 0; i = cost_parts_[i].next)
+      cost_free_.push_back(i);
   }
 
   /// A wait state's costs: its contributions summed in reverse order of the points they came
   /// from (final once nothing above it is pending).
   std::array<double, kPatterns> final_costs(std::int64_t e) {
     std::array<double, kPatterns> cost{};
-    const auto it = cost_parts_.find(e);
-    if (it == cost_parts_.end()) return cost;
-    auto& parts = it->second;
-    std::stable_sort(parts.begin(), parts.end(), [](const CostPart& a, const CostPart& b) {
+    const auto key = static_cast<std::uint64_t>(e);
+    const std::uint32_t head = cost_head_.find(key);
+    if (head == replay::FlatIndex::kNone) return cost;
+    cost_head_.erase(key);
+    // The list is newest first; in the order they were added, then sorted.
+    list_.clear();
+    for (std::int32_t i = static_cast<std::int32_t>(head); i >= 0; i = cost_parts_[i].next)
+      list_.push_back(i);
+    std::reverse(list_.begin(), list_.end());
+    std::stable_sort(list_.begin(), list_.end(), [this](std::int32_t i, std::int32_t j) {
+      const CostPart& a = cost_parts_[static_cast<std::size_t>(i)];
+      const CostPart& b = cost_parts_[static_cast<std::size_t>(j)];
       return a.from != b.from ? a.from > b.from : a.seq < b.seq;
     });
-    for (const CostPart& p : parts) cost[p.pattern] += p.value;
-    cost_parts_.erase(it);
+    for (std::int32_t i : list_) {
+      const CostPart& p = cost_parts_[static_cast<std::size_t>(i)];
+      cost[p.pattern] += p.value;
+      cost_free_.push_back(i);
+    }
     return cost;
   }
 
@@ -600,7 +728,8 @@ class RootCause {
     w.put(sp.event);
     w.put(sp.wait);
     for (int p = 0; p < kPatterns; ++p) w.put(cost[p]);
-    put_map(w, prune(prev(x, sp.peer), x));
+    prune(prev(x, sp.peer), x, pruned_);
+    put_map(w, pruned_);
   }
 
   /// The causing side of a Late Sender / Late Receiver (§8.2, §8.3, §8.5).
@@ -610,16 +739,18 @@ class RootCause {
     const int type = sp.kind == SyncKind::LateSenderPartner ? kLs : kLr;
     const std::int64_t a = anchor_a_[x];
     double wsum = 0.0, dsum = 0.0;
-    const TimeMap d = diff(prune(a, x, &wsum), in.u, dsum);
+    prune(a, x, pruned_, &wsum);
+    TimeMap& d = diff_;
+    diff(pruned_, in.u, d, dsum);
     const double den = dsum + wsum;
     const double sigma = den > 0.0 ? std::min(in.wait / den, 1.0) : 0.0;
     if (dsum > 0.0)
-      for (const auto& [c, v] : d) emit(x, kShortTerm[type], c, sigma * v);
+      for (const auto& [c, v] : d) emit(kShortTerm[type], c, sigma * v);
     if (den > 0.0) {
       for (int p = 0; p < kPatterns; ++p) {
         const double rho = in.cost[p] / den;
         if (rho > 0.0)
-          for (const auto& [c, v] : d) emit(x, kLongTerm[p], c, rho * v);
+          for (const auto& [c, v] : d) emit(kLongTerm[p], c, rho * v);
         const double scale = p == type ? sigma + rho : rho;
         if (scale > 0.0)
           for (std::int64_t e = a + 1; e < x; ++e)
@@ -635,7 +766,9 @@ class RootCause {
       w.put(sigma * wsum);
       if (sigma > 0.0)
         for (std::int64_t e = a + 1; e < x; ++e)
-          if (sps_[e].wait > 0.0) prop_[e] = std::max(prop_[e], sigma * sps_[e].wait);
+          if (sps_[e].wait > 0.0 && (sps_[e].kind == SyncKind::LateSender ||
+                                     sps_[e].kind == SyncKind::LateReceiver))
+            propagate(e, sigma * sps_[e].wait);
     }
   }
 
@@ -669,6 +802,25 @@ class RootCause {
     std::map<Rank, std::int64_t> anchor;  ///< member -> its individual A_k
   };
 
+  /// The plan of causer point x (plans_ is in point order).
+  const GroupPlan& plan_of(std::int64_t x) const {
+    const auto it = std::lower_bound(
+        plans_.begin(), plans_.end(), static_cast<std::size_t>(x),
+        [](const std::pair<std::size_t, GroupPlan>& p, std::size_t k) { return p.first < k; });
+    return it->second;
+  }
+
+  /// The pending collective of instance `key`, created empty if new.
+  PendingCollective& pending(std::uint64_t key) {
+    std::uint32_t slot = pending_groups_.find(key);
+    if (slot == replay::FlatIndex::kNone) {
+      slot = pending_pool_.take();
+      pending_pool_[slot].clear();
+      pending_groups_.set(key, slot);
+    }
+    return pending_pool_[slot];
+  }
+
   /// A: the latest synchpoint that covers every member not yet covered; the members an
   /// earlier partial cover reached keep theirs as their individual A_k (§8.4 step 1).
   GroupPlan group_anchor(std::int64_t x) const {
@@ -697,16 +849,18 @@ class RootCause {
 
   void send_group(std::int64_t x) {
     const SyncPoint& sp = sps_[x];
-    const GroupPlan& plan = plans_[static_cast<std::size_t>(x)];
-    PendingCollective& pc = pending_groups_[collective_key(sp.comm, sp.target)];
+    const GroupPlan& plan = plan_of(x);
+    PendingCollective& pc = pending(collective_key(sp.comm, sp.target));
     double gw = 0.0;
-    const TimeMap g = prune(plan.a, x, &gw);
+    TimeMap& g = group_g_;
+    prune(plan.a, x, g, &gw);
     for (const auto& [c, v] : g) pc.paths.push_back(c);
     std::map<std::int64_t, std::pair<TimeMap, double>> individual;
     for (const auto& [r, ak] : plan.anchor)
       if (!individual.count(ak)) {
         double w = 0.0;
-        TimeMap gk = prune(ak, x, &w);
+        TimeMap gk;
+        prune(ak, x, gk, &w);
         individual[ak] = {std::move(gk), w};
       }
     const std::vector<Rank> targets = group_targets(sp);
@@ -736,8 +890,10 @@ class RootCause {
   /// A member's share of a collective delay: d_i and its scale per key (§8.4 step 2-3).
   void reply(std::int64_t x, const GroupInput& in, const std::array<double, kPatterns>& cost) {
     const SyncPoint& sp = sps_[x];
-    const TimeMap local = prune(prev(x, sp.causer), x);
-    std::vector<double> d(in.g.size());
+    const TimeMap& local = pruned_;
+    prune(prev(x, sp.causer), x, pruned_);
+    std::vector<double>& d = reply_d_;
+    d.assign(in.g.size(), 0.0);
     double dsum = 0.0;
     for (std::size_t i = 0; i < in.g.size(); ++i) {
       d[i] = std::max(in.g[i].second - lookup(local, in.g[i].first), 0.0);
@@ -768,46 +924,61 @@ class RootCause {
   /// On the causer: the members' sums become its delays, their scales its costs (§8.4 3-4).
   void apply_collective(std::int64_t x, const PendingCollective& pc) {
     const SyncPoint& sp = sps_[x];
-    const GroupPlan& plan = plans_[static_cast<std::size_t>(x)];
+    const GroupPlan& plan = plan_of(x);
     const int type = pattern_of(sp.kind);
     const std::size_t n = pc.paths.size();
-    std::vector<std::vector<double>> sums(kKeys, std::vector<double>(n, 0.0));
+    std::vector<double>& sums = sums_;  // kKeys rows of n
+    sums.assign(kKeys * n, 0.0);
     std::array<double, kKeys> base{};
     std::map<std::int64_t, std::array<double, kKeys>> at_anchor;
-    for (const auto& [r, reply] : pc.replies) {
-      const auto& [individual, values] = reply;
-      const auto ak = plan.anchor.find(r);
+    // Replies are summed in member order, whatever order they arrived in.
+    list_.clear();
+    for (std::size_t i = 0; i < pc.replies.size(); ++i) list_.push_back(static_cast<std::int32_t>(i));
+    std::sort(list_.begin(), list_.end(), [&pc](std::int32_t a, std::int32_t b) {
+      return pc.replies[static_cast<std::size_t>(a)].member <
+             pc.replies[static_cast<std::size_t>(b)].member;
+    });
+    for (std::int32_t index : list_) {
+      const PendingCollective::Reply& reply = pc.replies[static_cast<std::size_t>(index)];
+      const double* values = pc.values.data() + reply.offset;
+      const auto ak = plan.anchor.find(reply.member);
       for (int k = 0; k < kKeys; ++k) {
         const double s = values[k * (n + 1)];
-        for (std::size_t i = 0; i < n; ++i) sums[k][i] += values[k * (n + 1) + 1 + i];
-        if (individual && ak != plan.anchor.end())
+        for (std::size_t i = 0; i < n; ++i) sums[k * n + i] += values[k * (n + 1) + 1 + i];
+        if (reply.individual && ak != plan.anchor.end())
           at_anchor[ak->second][k] += s;
         else
           base[k] += s;
       }
     }
-    auto add_rows = [&](Metric m, const std::vector<double>& row) {
+    auto add_rows = [&](Metric m, int key) {
+      const double* row = sums.data() + static_cast<std::size_t>(key) * n;
       double total = 0.0;
-      for (double v : row) total += v;
+      for (std::size_t i = 0; i < n; ++i) total += row[i];
       if (!(total > 0.0)) return;
-      for (std::size_t i = 0; i < n; ++i) emit(x, m, pc.paths[i], row[i]);
+      for (std::size_t i = 0; i < n; ++i) emit(m, pc.paths[i], row[i]);
     };
-    add_rows(kShortTerm[type], sums[0]);
-    for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], sums[1 + p]);
+    add_rows(kShortTerm[type], 0);
+    for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], 1 + p);
     // Scale per wait state of P(A, X): the members without an individual A_k from A on; at each
     // A_k the scale of the ranks attached to earlier ones joins (scout's "lag").
+    // scales: (point, scale from there on), ascending; A first (every A_k lies above A).
     auto propagate = [&](int key, int pattern, std::uint8_t seq) {
-      std::map<std::int64_t, double> scales;
-      scales[plan.a] = base[key];
+      auto& scales = scales_;
+      scales.clear();
+      scales.emplace_back(plan.a, base[key]);
       double running = base[key];
       for (const auto& [ak, s] : at_anchor) {
-        scales.emplace(ak, running);
+        if (ak != plan.a) scales.emplace_back(ak, running);
         running += s[key];
       }
-      double scale = scales.begin()->second;
+      std::sort(scales.begin(), scales.end(),
+                [](const auto& l, const auto& r) { return l.first < r.first; });
+      double scale = scales.front().second;
+      std::size_t next = 0;
+      while (next < scales.size() && scales[next].first <= plan.a) ++next;
       for (std::int64_t j = plan.a + 1; j < x; ++j) {
-        const auto it = scales.find(j);
-        if (it != scales.end()) scale = it->second;
+        if (next < scales.size() && scales[next].first == j) scale = scales[next++].second;
         if (scale > 0.0 && sps_[j].wait > 0.0) add_cost(j, x, pattern, seq, scale * sps_[j].wait);
       }
     };
@@ -827,28 +998,36 @@ class RootCause {
         switch (kind) {
           case kP2pDelay: {
             const auto target = r.get<EventIdx>();
-            P2pInput in;
+            std::uint32_t slot = p2p_in_.find(target);
+            if (slot == replay::FlatIndex::kNone) {
+              slot = p2p_pool_.take();
+              p2p_in_.set(target, slot);
+            }
+            P2pInput& in = p2p_pool_[slot];
             in.source_event = r.get<EventIdx>();
             in.wait = r.get<double>();
             for (int p = 0; p < kPatterns; ++p) in.cost[p] = r.get<double>();
-            in.u = get_map(r);
-            p2p_in_[target] = std::move(in);
+            get_map(r, in.u);
             break;
           }
           case kCollGroup: {
             const auto comm = r.get<std::uint32_t>();
             const auto instance = r.get<std::uint32_t>();
-            GroupInput in;
+            const std::uint64_t key = collective_key(comm, instance);
+            std::uint32_t slot = group_in_.find(key);
+            const bool fresh = slot == replay::FlatIndex::kNone;
+            if (fresh) slot = group_pool_.take();
+            GroupInput& in = group_pool_[slot];
             in.individual = r.get<std::uint8_t>() != 0;
             in.gw = r.get<double>();
-            in.g = get_map(r);
-            const std::uint64_t key = collective_key(comm, instance);
-            if (!collective_index_.count(key)) {
+            get_map(r, in.g);
+            if (!collective_index_.contains(key)) {
               // Not a synchronization point here: nothing to add, but the causer counts on us.
               send_reply(source, comm, instance, in.individual,
                          std::vector<double>(in.g.size(), 0.0), 0.0, in.gw, {});
-            } else {
-              group_in_[key] = std::move(in);
+              if (fresh) group_pool_.give(slot);
+            } else if (fresh) {
+              group_in_.set(key, slot);
             }
             break;
           }
@@ -857,17 +1036,25 @@ class RootCause {
             const auto instance = r.get<std::uint32_t>();
             const bool individual = r.get<std::uint8_t>() != 0;
             const auto n = r.get<std::uint32_t>();
-            std::vector<double> values(static_cast<std::size_t>(kKeys) * (n + 1));
-            for (double& v : values) v = r.get<double>();
-            pending_groups_[collective_key(comm, instance)].replies[source] = {
-                individual, std::move(values)};
+            PendingCollective& pc = pending(collective_key(comm, instance));
+            PendingCollective::Reply reply{source, individual,
+                                           static_cast<std::uint32_t>(pc.values.size())};
+            for (std::size_t i = 0; i < static_cast<std::size_t>(kKeys) * (n + 1); ++i)
+              pc.values.push_back(r.get<double>());
+            // A second reply of one member replaces the first (none comes in a sound trace).
+            auto same = std::find_if(pc.replies.begin(), pc.replies.end(),
+                                     [source](const auto& e) { return e.member == source; });
+            if (same != pc.replies.end())
+              *same = reply;
+            else
+              pc.replies.push_back(reply);
             break;
           }
           case kIndirect: {
             const auto event = r.get<EventIdx>();
             const auto type = r.get<std::uint8_t>();
             const double value = r.get<double>();
-            if (value > 0.0) indirect_[event] = {type, value};
+            if (value > 0.0) indirect_.push_back(Indirect{event, type, value});
             break;
           }
           default:
@@ -880,23 +1067,19 @@ class RootCause {
     return any;
   }
 
-  /// Propagating wait states (§8.5): the largest share of a Late Sender / Late Receiver wait
-  /// that caused waiting elsewhere.
+  /// Indirect wait states (§8.5): the share of a Late Sender / Late Receiver wait that other
+  /// wait states caused, as the partners reported it.
   void classify() {
     // Indirect waiting arrives in any order; added in event order, as scout's forward pass adds it.
-    std::vector<std::pair<EventIdx, std::pair<std::uint8_t, double>>> indirect(indirect_.begin(),
-                                                                              indirect_.end());
-    std::sort(indirect.begin(), indirect.end());
-    for (const auto& [event, tv] : indirect)
-      sev_.add(tv.first == kLs ? Metric::MpiWaitIndirectLatesender
-                               : Metric::MpiWaitIndirectLatereceiver,
-               trace_.ref[trace_.call_of(event)], tv.second);
-    for (std::size_t j = 0; j < sps_.size(); ++j) {
-      if (!(prop_[j] > 0.0)) continue;
-      if (sps_[j].kind == SyncKind::LateSender)
-        sev_.add(Metric::MpiWaitPropagatingLs, sps_[j].callpath, prop_[j]);
-      else if (sps_[j].kind == SyncKind::LateReceiver)
-        sev_.add(Metric::MpiWaitPropagatingLr, sps_[j].callpath, prop_[j]);
+    // A waiting event told twice keeps the last value, as a map assignment would.
+    std::stable_sort(indirect_.begin(), indirect_.end(),
+                     [](const Indirect& a, const Indirect& b) { return a.event < b.event; });
+    for (std::size_t i = 0; i < indirect_.size(); ++i) {
+      const Indirect& in = indirect_[i];
+      if (i + 1 < indirect_.size() && indirect_[i + 1].event == in.event) continue;
+      sev_.add(in.type == kLs ? Metric::MpiWaitIndirectLatesender
+                              : Metric::MpiWaitIndirectLatereceiver,
+               trace_.ref[trace_.call_of(in.event)], in.value);
     }
   }
 
@@ -912,22 +1095,41 @@ class RootCause {
   mutable std::vector<std::vector<Rank>> sorted_members_;  ///< per communicator, on first use
   Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
-  std::unordered_map<std::uint64_t, std::size_t> collective_index_;
-  std::vector<double> prop_;                           ///< propagating share per synchpoint
+  replay::FlatIndex collective_index_;  ///< instances where this rank has a point
+  replay::FlatIndex prop_index_;  ///< Late Sender / Receiver wait state -> its share in prop_
+  std::vector<double> prop_;
+  std::vector<std::uint32_t> prop_free_;
   std::vector<Ticks> scratch_;  ///< dense per call path, kept zero
   std::vector<double> wait_scratch_;  ///< dense per call path, kept zero
   std::vector<char> seen_;      ///< dense per call path, kept zero
+  std::vector<char> wait_seen_;  ///< dense per call path, kept zero
+  std::vector<std::uint32_t> parent_;  ///< per call path: its parent, UINT32_MAX for a root
+  std::vector<std::uint32_t> wait_touched_;
   std::vector<std::uint32_t> touched_;
-  std::unordered_map<EventIdx, P2pInput> p2p_in_;
-  std::unordered_map<std::uint64_t, GroupInput> group_in_;
-  std::unordered_map<std::uint64_t, PendingCollective> pending_groups_;  ///< by instance
-  std::unordered_map<EventIdx, std::pair<std::uint8_t, double>> indirect_;  ///< by waiting event
-  std::unordered_map<std::size_t, GroupPlan> plans_;  ///< causer points: A and the A_k
+  replay::FlatIndex p2p_in_;  ///< partner event -> its waiter's record in p2p_pool_
+  Pool<P2pInput> p2p_pool_;
+  replay::FlatIndex group_in_;  ///< instance -> the causer's G in group_pool_ (members)
+  Pool<GroupInput> group_pool_;
+  replay::FlatIndex pending_groups_;  ///< instance -> its replies in pending_pool_ (causers)
+  Pool<PendingCollective> pending_pool_;
+  struct Indirect {
+    EventIdx event;  ///< the waiting event
+    std::uint8_t type;
+    double value;
+  };
+  std::vector<Indirect> indirect_;  ///< in arrival order
+  TimeMap pruned_, diff_, group_g_;   ///< scratch maps, reused
+  std::vector<double> reply_d_, sums_;
+  std::vector<std::pair<std::int64_t, double>> scales_;
+  std::vector<std::pair<std::size_t, GroupPlan>> plans_;  ///< causer points: A and the A_k
   std::vector<std::int32_t> anchor_a_;  ///< consuming points: A of their interval P(A, X)
   std::vector<std::int32_t> pending_;   ///< wait states: consuming points still to run above
   std::vector<std::uint8_t> state_;
-  std::unordered_map<std::int64_t, std::vector<CostPart>> cost_parts_;  ///< pending wait states
-  std::unordered_map<std::int64_t, std::vector<SevPart>> sev_buf_;  ///< resolved, not yet added
+  replay::FlatIndex cost_head_;  ///< pending wait state -> its newest cost part
+  std::vector<CostPart> cost_parts_;
+  std::vector<std::int32_t> cost_free_;
+  ExactSums delays_;  ///< the delay severities, added to sev_ at the end
+  std::vector<std::int32_t> list_;  ///< scratch: one point's parts
   std::size_t window_ = 4096;
   std::size_t active_ = 0;  ///< activated, not yet resolved
   std::int64_t low_ = 0;    ///< points >= low_ are activated

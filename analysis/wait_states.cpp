@@ -2,6 +2,8 @@
 // Wait states as Scalasca 2.6 attributes them (scalasca-metrics.md §4-§6).
 #include "analysis/wait_states.hpp"
 
+#include "cpreplay/error.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -425,6 +427,10 @@ class WaitStatePass::Impl {
     sp.event = inst.end;
     sp.callpath = cp;
     sp.target = inst.index;
+    if (inst.comm > SyncPoint::kMaxComm)
+      throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(trace_.rank) +
+                        ": more than " + std::to_string(SyncPoint::kMaxComm) +
+                        " communicators; the root-cause analysis handles at most that many");
     sp.comm = inst.comm;
     sp.peer = peer;
     sp.causer = causer >= 0 ? causer : peer;

@@ -46,8 +46,11 @@ enum class SyncKind : std::uint8_t {
 };
 
 /// A synchronization point with what the delay analysis needs (scalasca-metrics.md §7.1,
-/// §8.1), 48 B. Collectives: every instance where this rank synchronizes, wait or not.
+/// §8.1), 40 B: one per wait state and partner, held through the root-cause phase, where it is
+/// the largest table after the events. Collectives: every instance where this rank
+/// synchronizes, wait or not.
 struct SyncPoint {
+  static constexpr std::uint32_t kMaxComm = (1u << 24) - 1;  ///< `comm` has 24 bits
   double wait = 0.0;  ///< seconds waited here (>= 0)
   /// total - completion: the duration of the MPI call less its §4/§5 completion time (a Late
   /// Receiver's completion is <= 0, as in scout). prune() takes this off the call path of a
@@ -57,13 +60,16 @@ struct SyncPoint {
   std::uint32_t callpath = 0;
   /// P2P: the partner's event (the send, or the receive request). Collectives: the instance.
   std::uint32_t target = 0;
-  std::uint32_t comm = 0;  ///< collectives: communicator (or the Init/Finalize pseudo one)
   /// P2P and N-to-1: the partner's world rank. Barrier, N x N, 1-to-N: the causer (the latest
   /// member; the root for 1-to-N).
   Rank peer = 0;
   Rank causer = 0;  ///< collectives: who caused the waiting (latest member, latest sender, root)
-  SyncKind kind = SyncKind::Barrier;
+  /// Collectives: communicator (or the Init/Finalize pseudo one); at most kMaxComm.
+  std::uint32_t comm : 24;
+  SyncKind kind : 8;
+  SyncPoint() : comm(0), kind(SyncKind::Barrier) {}
 };
+static_assert(sizeof(SyncPoint) == 40, "SyncPoint is held per synchronization point");
 
 /// When the waiting began: the Enter of the waiting MPI call, or the begin of the collective
 /// instance (its CollBegin, or the Enter of MPI_Init/MPI_Finalize).

@@ -3,9 +3,6 @@
 #include "tools/pipeline.hpp"
 
 #include <sys/resource.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <cstdio>
 #include <memory>
@@ -24,6 +21,7 @@
 #include "io/summary_writer.hpp"
 #include "replay/clock_correction.hpp"
 #include "replay/collectives.hpp"
+#include "replay/memory.hpp"
 #include "replay/messages.hpp"
 #include "replay/preprocess.hpp"
 #include "tools/report.hpp"
@@ -48,13 +46,7 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 }
 
-/// Hands freed heap pages back to the system between stages: a stage's transient buffers then
-/// do not stay resident under the next stage's tables (which they are too small to hold).
-void release_free_memory() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
+using replay::release_free_memory;
 
 std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
   std::uint64_t total = 0;
