@@ -169,14 +169,63 @@ std::uint64_t collective_key(std::uint32_t comm, std::uint32_t instance) {
   return (std::uint64_t{comm} << 32) | instance;
 }
 
+/// Which ranks belong to which communicator, as sorted lists built on first use: one table per
+/// process, shared by the ranks it holds (nothing per pair of ranks).
+class MemberSets {
+ public:
+  explicit MemberSets(const Definitions& defs) : defs_(defs), sorted_(defs.comms.size()) {}
+  /// Whether world rank k belongs to communicator `comm` (a communicator of every rank answers
+  /// at once).
+  bool contains(std::uint32_t comm, Rank k) {
+    if (comm >= defs_.comms.size()) return true;
+    auto& sorted = sorted_[comm];
+    if (sorted.empty()) {
+      sorted = defs_.comms[comm].members;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      if (sorted.empty()) sorted.push_back(-1);  // no members: never a partner
+    }
+    if (sorted.size() == static_cast<std::size_t>(defs_.ranks())) return k >= 0 && k < defs_.ranks();
+    return std::binary_search(sorted.begin(), sorted.end(), k);
+  }
+
+ private:
+  const Definitions& defs_;
+  std::vector<std::vector<Rank>> sorted_;
+};
+
+/// One held rank's side of the backward replay. The driver (root_cause_pass) runs the rounds
+/// for all held ranks together: every rank steps, one exchange moves what they produced
+/// (records to co-located ranks in memory), every rank takes in what came.
 class RootCause {
  public:
-  RootCause(const replay::World& world, const Definitions& defs, const CallTree& tree,
-            const LocalTrace& trace, WaitStateResult& waits, Severity& sev, std::size_t window)
-      : world_(world), defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(world.rank()),
-        exchange_(world), own_(waits.syncpoints), window_(window == 0 ? 1 : window) {}
+  RootCause(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+            WaitStateResult& waits, Severity& sev, std::size_t window,
+            replay::RecordExchange& exchange, MemberSets& members)
+      : defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(trace.rank),
+        exchange_(exchange), members_(members), own_(waits.syncpoints),
+        window_(window == 0 ? 1 : window) {}
 
-  RootCauseResult run() {
+  /// Prephase, before the exchange: tells partners about their partner-side points.
+  void post_partners() {
+    for (const SyncPoint& sp : own_) {
+      if (sp.kind == SyncKind::LateSender || sp.kind == SyncKind::LateReceiver) {
+        replay::RecordWriter w(exchange_.to(me_, sp.peer));
+        w.put(sp.kind == SyncKind::LateSender ? kLsPartner : kLrPartner);
+        w.put(sp.target);
+        w.put(leave_time(trace_.call_of(sp.event)));
+      } else if (sp.kind == SyncKind::OneToN && sp.causer != me_) {
+        replay::RecordWriter to_root(exchange_.to(me_, sp.causer));
+        to_root.put(kWaiter);
+        to_root.put(sp.comm);
+        to_root.put(sp.target);
+      }
+    }
+  }
+
+  /// Prephase, after the exchange: the partner points that came, the points in event order,
+  /// and every consuming point's interval.
+  void plan_points() {
     add_partner_points();
     std::stable_sort(sps_.begin(), sps_.end(),
                      [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
@@ -196,29 +245,23 @@ class RootCause {
       parent_[c] = parent.valid() ? parent.value : UINT32_MAX;
     }
     plan();
+  }
 
-    RootCauseResult result;
-    result.synchpoints = sps_.size();
-    for (;;) {
-      const bool moved = step();
-      exchange_.exchange();
-      const bool received = receive();
-      ++result.rounds;
-      int flags[2] = {done() && exchange_.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
-      int global[2] = {0, 0};
-      MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
-      MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world_.comm());
-      if (global[0] == 1) break;
-      // Nothing moved anywhere and nothing is in flight: the records these points wait for
-      // never come (a trace whose parts do not fit together). They are skipped, counted and
-      // named in one line; everything else is kept.
-      if (global[1] == 0) result.skipped += skip_stuck();
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+  std::size_t synchpoints() const { return sps_.size(); }
+
+  /// The delay severities and wait-state classes into the rank's severities, at the end.
+  void finish() {
     delays_.add_to(sev_);
     classify();
-    return result;
   }
+
+  /// One round's work before the exchange; true if anything happened.
+  bool step() { return step_points(); }
+  /// What the exchange brought; true if anything came.
+  bool receive() { return receive_records(); }
+  bool done() const { return flush_ <= 0 && low_ <= 0; }
+  /// Skips the points whose records never come (see skip_points); returns how many.
+  std::uint64_t skip_stuck() { return skip_points(); }
 
  private:
   static bool is_collective(SyncKind k) {
@@ -236,20 +279,6 @@ class RootCause {
 
   // ---- Prephase: partner-side points and 1-to-N waiter sets (one exchange) ---------------
   void add_partner_points() {
-    for (const SyncPoint& sp : own_) {
-      if (sp.kind == SyncKind::LateSender || sp.kind == SyncKind::LateReceiver) {
-        replay::RecordWriter w(exchange_.to(sp.peer));
-        w.put(sp.kind == SyncKind::LateSender ? kLsPartner : kLrPartner);
-        w.put(sp.target);
-        w.put(leave_time(trace_.call_of(sp.event)));
-      } else if (sp.kind == SyncKind::OneToN && sp.causer != me_) {
-        replay::RecordWriter to_root(exchange_.to(sp.causer));
-        to_root.put(kWaiter);
-        to_root.put(sp.comm);
-        to_root.put(sp.target);
-      }
-    }
-    exchange_.exchange();
     std::vector<EventIdx> taken;
     for (const SyncPoint& sp : own_) taken.push_back(sp.event);
     std::sort(taken.begin(), taken.end());
@@ -291,9 +320,8 @@ class RootCause {
   /// their_leave_), waiter sets are filled when `waiters` is set.
   template <class F>
   void read_prephase(F&& on_partner, bool waiters) {
-    for (int source = 0; source < world_.size(); ++source) {
-      const auto& bytes = exchange_.from(source);
-      replay::RecordReader r(bytes.data(), bytes.size());
+    exchange_.for_each_from(me_, [&](Rank source, const char* data, std::size_t bytes) {
+      replay::RecordReader r(data, bytes);
       while (!r.done()) {
         const auto kind = r.get<RecordKind>();
         if (kind == kWaiter) {
@@ -306,7 +334,7 @@ class RootCause {
         their_leave_ = r.get<Ticks>();
         on_partner(kind, source, event);
       }
-    }
+    });
   }
 
   // ---- Partner sets (who a synchpoint synchronizes with) -----------------------------------
@@ -325,7 +353,7 @@ class RootCause {
       case SyncKind::NxN:
         // N x N with partial overlap synchronizes only its syncpoint ranks; the members are
         // used here (docs/root-cause.md, limits).
-        return is_member(sp.comm, k);
+        return members_.contains(sp.comm, k);
       case SyncKind::OneToN:
         if (sp.causer == me_) {
           const auto it = waiters_.find(collective_key(sp.comm, sp.target));
@@ -335,22 +363,6 @@ class RootCause {
       default:
         return k == sp.peer;
     }
-  }
-
-  /// Whether world rank k belongs to communicator `comm` (sorted member lists, built once; a
-  /// communicator of every rank answers at once).
-  bool is_member(std::uint32_t comm, Rank k) const {
-    if (comm >= defs_.comms.size()) return true;
-    if (sorted_members_.size() != defs_.comms.size()) sorted_members_.resize(defs_.comms.size());
-    auto& sorted = sorted_members_[comm];
-    if (sorted.empty()) {
-      sorted = defs_.comms[comm].members;
-      std::sort(sorted.begin(), sorted.end());
-      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-      if (sorted.empty()) sorted.push_back(-1);  // no members: never a partner
-    }
-    if (sorted.size() == static_cast<std::size_t>(world_.size())) return k >= 0 && k < world_.size();
-    return std::binary_search(sorted.begin(), sorted.end(), k);
   }
 
   /// Latest synchpoint strictly before `x` that synchronizes with rank k, or -1.
@@ -511,14 +523,12 @@ class RootCause {
     flush_ = static_cast<std::int64_t>(n);
   }
 
-  bool done() const { return flush_ <= 0 && low_ <= 0; }
-
   /// Activates points downwards while fewer than `window_` are unresolved, and runs every
   /// point that can run. A point only ever enables points below it (it releases the wait
   /// states of its interval), so one descending pass over the active points runs everything
   /// that can run this round; only points activated after it need another pass. True if
   /// anything happened.
-  bool step() {
+  bool step_points() {
     bool moved = false;
     std::int64_t top = flush_;  // scan [low_, top): first everything unresolved, then new points
     for (;;) {
@@ -551,7 +561,7 @@ class RootCause {
   /// Resolves every active point that waits for a record that will not come: a partner point
   /// without its waiter's record adds nothing, a member without its causer's G replies with
   /// nothing, a causer takes the replies it has. Returns how many were skipped.
-  std::uint64_t skip_stuck() {
+  std::uint64_t skip_points() {
     std::uint64_t skipped = 0;
     for (std::int64_t j = flush_ - 1; j >= low_; --j) {
       if (state_[j] != kActive) continue;
@@ -722,7 +732,7 @@ class RootCause {
   void send_p2p(std::int64_t x, const std::array<double, kPatterns>& cost) {
     const SyncPoint& sp = sps_[x];
     if (!(sp.wait > 0.0)) return;
-    replay::RecordWriter w(exchange_.to(sp.peer));
+    replay::RecordWriter w(exchange_.to(me_, sp.peer));
     w.put(kP2pDelay);
     w.put(sp.target);
     w.put(sp.event);
@@ -759,7 +769,7 @@ class RootCause {
     }
     if (wsum > 0.0) {
       // Indirect: the share of the wait that other wait states caused goes back to the waiter.
-      replay::RecordWriter w(exchange_.to(sp.peer));
+      replay::RecordWriter w(exchange_.to(me_, sp.peer));
       w.put(kIndirect);
       w.put(in.source_event);
       w.put(static_cast<std::uint8_t>(type));
@@ -831,7 +841,7 @@ class RootCause {
       for (Rank r : *m)
         if (r != me_) remaining.push_back(r);
     } else {
-      for (Rank r = 0; r < world_.size(); ++r)
+      for (Rank r = 0; r < defs_.ranks(); ++r)
         if (r != me_) remaining.push_back(r);
     }
     for (std::int64_t j = x - 1; j >= 0 && !remaining.empty(); --j) {
@@ -866,7 +876,7 @@ class RootCause {
     const std::vector<Rank> targets = group_targets(sp);
     pc.expected = targets.size();
     for (Rank r : targets) {
-      replay::RecordWriter w(exchange_.to(r));
+      replay::RecordWriter w(exchange_.to(me_, r));
       w.put(kCollGroup);
       w.put(sp.comm);
       w.put(sp.target);
@@ -908,7 +918,7 @@ class RootCause {
   void send_reply(Rank causer, std::uint32_t comm, std::uint32_t instance, bool individual,
                   const std::vector<double>& d, double dsum, double gw,
                   const std::array<double, kKeys>& keys) {
-    replay::RecordWriter w(exchange_.to(causer));
+    replay::RecordWriter w(exchange_.to(me_, causer));
     w.put(kCollReply);
     w.put(comm);
     w.put(instance);
@@ -987,11 +997,10 @@ class RootCause {
   }
 
   // ---- Receiving -----------------------------------------------------------------------
-  bool receive() {
+  bool receive_records() {
     bool any = false;
-    for (int source = 0; source < world_.size(); ++source) {
-      const auto& bytes = exchange_.from(source);
-      replay::RecordReader r(bytes.data(), bytes.size());
+    exchange_.for_each_from(me_, [&](Rank source, const char* data, std::size_t bytes) {
+      replay::RecordReader r(data, bytes);
       while (!r.done()) {
         any = true;
         const auto kind = r.get<RecordKind>();
@@ -1063,7 +1072,7 @@ class RootCause {
                               std::to_string(source));
         }
       }
-    }
+    });
     return any;
   }
 
@@ -1083,16 +1092,15 @@ class RootCause {
     }
   }
 
-  const replay::World& world_;
   const Definitions& defs_;
   const CallTree& tree_;
   const LocalTrace& trace_;
   Severity& sev_;
-  const Rank me_;
-  replay::RecordExchange exchange_;
+  const Rank me_;  ///< the trace rank
+  replay::RecordExchange& exchange_;  ///< the process's, shared by its ranks
+  MemberSets& members_;               ///< the process's, shared by its ranks
   std::deque<SyncPoint>& own_;  ///< the forward replay's points, until they move to sps_
   std::vector<SyncPoint> sps_;  ///< event order
-  mutable std::vector<std::vector<Rank>> sorted_members_;  ///< per communicator, on first use
   Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
   replay::FlatIndex collective_index_;  ///< instances where this rank has a point
@@ -1139,10 +1147,47 @@ class RootCause {
 }  // namespace
 
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
-                                const CallTree& tree, const LocalTrace& trace,
-                                WaitStateResult& waits, Severity& sev, std::size_t window) {
-  RootCause pass(world, defs, tree, trace, waits, sev, window);
-  return pass.run();
+                                const CallTree& tree, const Shard& shard,
+                                std::vector<WaitStateResult>& waits, std::vector<Severity>& sevs,
+                                std::size_t window) {
+  replay::RecordExchange exchange(world, shard.blocks);
+  MemberSets members(defs);
+  std::deque<RootCause> ranks;  // not movable: they share the exchange
+  for (std::size_t i = 0; i < shard.size(); ++i)
+    ranks.emplace_back(defs, tree, shard.traces[i], waits[i], sevs[i], window, exchange, members);
+  for (RootCause& rc : ranks) rc.post_partners();
+  exchange.exchange();
+  for (RootCause& rc : ranks) rc.plan_points();
+
+  RootCauseResult result;
+  for (const RootCause& rc : ranks) result.synchpoints += rc.synchpoints();
+  // Rounds: every held rank steps in rank order, one exchange, every held rank takes in what
+  // came. The rounds are those of one process per rank: records between co-located ranks take
+  // the exchange's in-memory path in the same round, so every value and the round count are
+  // the same for any number of processes.
+  for (;;) {
+    bool moved = false, received = false, done = true;
+    for (RootCause& rc : ranks) moved = rc.step() || moved;
+    exchange.exchange();
+    for (RootCause& rc : ranks) {
+      received = rc.receive() || received;
+      done = done && rc.done();
+    }
+    ++result.rounds;
+    int flags[2] = {done && exchange.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
+    int global[2] = {0, 0};
+    MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world.comm());
+    MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world.comm());
+    if (global[0] == 1) break;
+    // Nothing moved anywhere and nothing is in flight: the records these points wait for never
+    // come (a trace whose parts do not fit together). They are skipped, counted and named in
+    // one line; everything else is kept.
+    if (global[1] == 0)
+      for (RootCause& rc : ranks) result.skipped += rc.skip_stuck();
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world.comm());
+  for (RootCause& rc : ranks) rc.finish();
+  return result;
 }
 
 }  // namespace cpreplay::analysis

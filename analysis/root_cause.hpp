@@ -9,12 +9,13 @@
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
 
 struct RootCauseResult {
-  std::uint64_t synchpoints = 0;  ///< this rank's synchronization points
+  std::uint64_t synchpoints = 0;  ///< the held ranks' synchronization points
   std::uint64_t rounds = 0;       ///< backward-replay rounds (the same on every rank)
   /// Points skipped because what they wait for never came (summed over ranks); 0 for every
   /// trace whose messages and collectives fit together.
@@ -22,12 +23,15 @@ struct RootCauseResult {
 };
 
 /// Adds the delay costs (`delay_*`, short- and long-term, on the causing rank's call paths) and
-/// the indirect and propagating wait-state metrics to `sev`. Consumes `waits.syncpoints`.
-/// Points whose records never come (a trace whose reverse dependencies form a cycle, which no
-/// real run produces) are skipped and counted, not waited on.
+/// the indirect and propagating wait-state metrics to `sevs[i]`, for every held rank i
+/// (shard.traces[i]). Consumes `waits[i].syncpoints`. Records between co-located ranks are
+/// delivered in memory; the values and the number of rounds do not depend on the number of
+/// processes. Points whose records never come (a trace whose reverse dependencies form a
+/// cycle, which no real run produces) are skipped and counted, not waited on.
 /// MPI: collective on world.
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
-                                const CallTree& tree, const LocalTrace& trace,
-                                WaitStateResult& waits, Severity& sev, std::size_t window);
+                                const CallTree& tree, const Shard& shard,
+                                std::vector<WaitStateResult>& waits, std::vector<Severity>& sevs,
+                                std::size_t window);
 
 }  // namespace cpreplay::analysis

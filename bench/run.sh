@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Benchmarks cpreplay: per-phase times, events/s, bytes/event and peak memory per rank, plus the
+# Benchmarks cpreplay: per-phase times, events/s, bytes/event and peak memory per process, plus the
 # decode-only floor (--read-only). Prints one table; nothing here is asserted by the test suite.
 #
 # usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind]
-#                     [--views]
+#                     [--views] [--processes M]
+#   --processes: analyze on M processes (default: one per traced rank)
 #   --views: also the cost of --timeline and --overview, from alternating runs with and without
 #   default: the issue's reference trace, simtrace.py stencil --ranks 4 --iters 50000 --seed 11
 #   (5,680,032 events; generated once into /tmp/cpreplay-bench/, needs Debian's python3-otf2;
 #   without it the project's own cpreplay-mktrace nonblocking scenario is used instead).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1 views=0
+ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1 views=0 processes=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
@@ -20,7 +21,8 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --no-bind) bind=0; shift ;;
     --views) views=1; shift ;;
-    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind] [--views]" >&2; exit 2 ;;
+    --processes) processes=$2; shift 2 ;;
+    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind] [--views] [--processes M]" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -39,7 +41,8 @@ if [ -z "$trace" ]; then
   fi
   trace="$dir/traces.otf2"
 fi
-np=$("$cpreplay" --count-ranks "$trace")
+traced=$("$cpreplay" --count-ranks "$trace")
+np=${processes:-$traced}
 # Open MPI binds nothing once ranks outnumber cores, and the kernel then places and migrates
 # them unevenly: every phase waits for the rank that got the short straw. Binding round-robin
 # (two ranks per core with 4 on 2) makes the runs steadier and faster; --no-bind shows the default.
@@ -69,15 +72,16 @@ floor=$(run floor --read-only "$trace")
 events=$(sed -n "s/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9][0-9]*\) events.*/\1/p" "$out/full.stderr" | head -n 1)
 phase() { sed -n "s/^cpreplay: $1 *\.\.\. \([0-9.]*\) s.*/\1/p" "$out/full.stderr" | head -n 1; }
 root=$(phase 'root causes')
-mem_line=$(grep "peak memory per rank" "$out/full.stderr" || true)
+mem_line=$(grep "peak memory per process" "$out/full.stderr" || true)
 peak_mb=$(echo "$mem_line" | sed -n 's/.*rank \([0-9.]*\) MB.*/\1/p')
 bpe=$(echo "$mem_line" | sed -n 's/.*, \([0-9.]*\) bytes\/event.*/\1/p')
-floor_mb=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/floor.stderr")
+floor_mb=$(sed -n 's/.*peak memory per process \([0-9.]*\) MB.*/\1/p' "$out/floor.stderr")
 # time -v's maximum resident set covers mpirun and every rank it reaped: the largest process.
 time_mb=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 * 1024 / 1e6}' "$out/full.time")
 
 printf 'trace            %s\n' "$trace"
-printf 'ranks            %s (mpirun --oversubscribe %s on %s cores)\n' "$np" "${binding[*]:-}" "$(nproc)"
+printf 'ranks            %s on %s processes (mpirun --oversubscribe %s on %s cores)\n' "$traced" "$np" \
+  "${binding[*]:-}" "$(nproc)"
 printf 'events           %s\n' "$events"
 printf 'phases (s)       definitions %s  events %s  preprocess %s  forward %s  backward %s  root causes %s  reduce %s  report %s\n' \
   "$(phase definitions)" "$(phase events)" "$(phase preprocess)" "$(phase forward)" \
@@ -88,7 +92,7 @@ phases_sum=$(awk "BEGIN{print $(phase events) + $(phase preprocess) + $(phase fo
 printf 'events/s         %s wall (incl. mpirun start-up), %s in the analysis phases (%s s)\n' \
   "$(awk "BEGIN{printf \"%.3g\", $events / $full}")" \
   "$(awk "BEGIN{printf \"%.3g\", $events / $phases_sum}")" "$phases_sum"
-printf 'peak per rank    %s MB (%s bytes/event on the largest rank); decode only %s MB; /usr/bin/time -v: %s MB\n' \
+printf 'peak per process %s MB (%s bytes/event on the largest process); decode only %s MB; /usr/bin/time -v: %s MB\n' \
   "$peak_mb" "$bpe" "$floor_mb" "$time_mb"
 
 if [ "$views" = 1 ]; then

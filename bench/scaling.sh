@@ -2,7 +2,7 @@
 # Time against trace size: runs cpreplay on cpreplay-mktrace traces from ~10^2 to ~10^7 events
 # (10^8 with --large), K runs each, and prints per size the median time of the analysis phases
 # (events + preprocess + forward + backward + reduce + report, rank 0's progress lines),
-# events/s and peak memory per rank. The smallest trace measures the fixed per-run cost a (opening the archive and
+# events/s and peak memory per process. The smallest trace measures the fixed per-run cost a (opening the archive and
 # OTF2's chunk buffers on every rank, communicators, the report); the events/s of each
 # larger trace once a is taken off show whether the cost per event stays the same. Nothing here
 # is asserted by the test suite.
@@ -51,7 +51,7 @@ for n in $iters; do
       >/dev/null 2>"$out/err" || { cat "$out/err" >&2; exit 1; }
     awk '/^cpreplay: (events|preprocess|forward|backward|reduce|report) *\.\.\./ {s += $4}
          /^cpreplay: events *\.\.\./ {e = $6}
-         /peak memory per rank/ {m = $6}
+         /peak memory per process/ {m = $6}
          END {print s, e, m}' "$out/err" >>"$out/times"
   done
   sort -n "$out/times" | awk -v k="$k" 'NR == int((k + 1) / 2) {print}' >>"$rows"

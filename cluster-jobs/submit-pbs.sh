@@ -1,8 +1,17 @@
 #!/bin/bash
-# Submits cpreplay.pbs with as many MPI processes as the experiment's trace has ranks.
-# usage: submit-pbs.sh EXPERIMENT_DIR [RANKS_PER_NODE]
+# Submits cpreplay.pbs with as many MPI processes as the experiment's trace has ranks, or with
+# PROCESSES (1 to the rank count): each then analyzes a block of ranks. Says how much memory a
+# process needs.
+# usage: submit-pbs.sh [-n PROCESSES] EXPERIMENT_DIR [PROCESSES_PER_NODE]
 set -euo pipefail
-experiment=${1:?usage: submit-pbs.sh EXPERIMENT_DIR [RANKS_PER_NODE]}
+usage="usage: submit-pbs.sh [-n PROCESSES] EXPERIMENT_DIR [PROCESSES_PER_NODE]"
+processes=""
+if [ "${1:-}" = "-n" ]; then
+  [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+  processes=$2
+  shift 2
+fi
+experiment=${1:?$usage}
 per_node=${2:-32}
 here=$(cd "$(dirname "$0")" && pwd)
 # The cpreplay to run: $CPREPLAY if set, else the one installed with this script (cmake --install
@@ -24,8 +33,29 @@ run() {
   fi
 }
 
-ranks=$("$cpreplay" --count-ranks "$experiment/traces.otf2")
-nodes=$(( (ranks + per_node - 1) / per_node ))
-on_node=$(( ranks < per_node ? ranks : per_node ))
-run qsub -l "select=$nodes:ncpus=$on_node:mpiprocs=$on_node" -v "EXPERIMENT=$experiment" \
-  "$here/cpreplay.pbs"
+anchor="$experiment/traces.otf2"
+ranks=$("$cpreplay" --count-ranks "$anchor")
+events=$("$cpreplay" --count-events "$anchor")
+given=$processes
+processes=${processes:-$ranks}
+case "$processes" in
+  '' | *[!0-9]* | 0*) ok=0 ;;
+  *) ok=$(( processes <= ranks )) ;;
+esac
+if [ "$ok" != 1 ]; then
+  echo "submit-pbs.sh: -n must be a whole number of processes from 1 to $ranks (the MPI ranks" \
+       "of $anchor), not '$processes'" >&2
+  exit 2
+fi
+# Sizing (bench/RESULTS.md): a process needs about 20 MB plus 30 bytes per event of the ranks it
+# holds; the largest holds ceil(ranks / processes) ranks.
+per_process=$(( (ranks + processes - 1) / processes ))
+events_per=$(( (events * per_process + ranks - 1) / ranks ))
+mb=$(( 20 + (events_per * 30 + 999999) / 1000000 ))
+echo "submit-pbs.sh: $anchor: $ranks ranks, $events events; $processes processes of up to" \
+     "$per_process ranks ($events_per events) need about $mb MB each" >&2
+nodes=$(( (processes + per_node - 1) / per_node ))
+on_node=$(( processes < per_node ? processes : per_node ))
+variables="EXPERIMENT=$experiment"
+[ -z "$given" ] || variables="$variables,PROCESSES=$processes"
+run qsub -l "select=$nodes:ncpus=$on_node:mpiprocs=$on_node" -v "$variables" "$here/cpreplay.pbs"

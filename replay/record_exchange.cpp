@@ -1,15 +1,54 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One all-to-all of counts and one of bytes per round.
+// One all-to-all of counts and one of bytes per round, one block per process; frames per pair
+// of ranks inside.
 #include "replay/record_exchange.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "cpreplay/error.hpp"
 
 namespace cpreplay::replay {
+namespace {
+constexpr std::size_t kNoFrame = static_cast<std::size_t>(-1);
+}
 
-RecordExchange::RecordExchange(const World& world)
-    : world_(world), out_(world.size()), in_(world.size()) {}
+RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)
+    : world_(world),
+      blocks_(blocks),
+      first_(blocks.first(world.rank())),
+      out_(static_cast<std::size_t>(world.size())),
+      open_(static_cast<std::size_t>(world.size()), kNoFrame),
+      inbox_(static_cast<std::size_t>(blocks.count(world.rank()))) {}
+
+void RecordExchange::close(std::size_t p) {
+  if (open_[p] == kNoFrame) return;
+  std::vector<char>& out = out_[p];
+  Head head;
+  std::memcpy(&head, out.data() + open_[p], sizeof head);
+  const std::size_t bytes = out.size() - open_[p] - sizeof head;
+  if (bytes > UINT32_MAX) throw ReplayError("backward replay: more than 4 GiB of records in one frame");
+  head.bytes = static_cast<std::uint32_t>(bytes);
+  std::memcpy(out.data() + open_[p], &head, sizeof head);
+  open_[p] = kNoFrame;
+}
+
+std::vector<char>& RecordExchange::to(Rank source, Rank dest) {
+  const auto p = static_cast<std::size_t>(blocks_.owner(dest));
+  std::vector<char>& out = out_[p];
+  if (open_[p] != kNoFrame) {
+    Head head;
+    std::memcpy(&head, out.data() + open_[p], sizeof head);
+    if (head.source == source && head.dest == dest) return out;  // the same pair goes on
+    close(p);
+  }
+  open_[p] = out.size();
+  const Head head{source, dest, 0};
+  const char* bytes = reinterpret_cast<const char*>(&head);
+  out.insert(out.end(), bytes, bytes + sizeof head);
+  return out;
+}
 
 bool RecordExchange::outbox_empty() const {
   for (const auto& o : out_)
@@ -19,35 +58,49 @@ bool RecordExchange::outbox_empty() const {
 
 void RecordExchange::exchange() {
   const int n = world_.size();
-  const int me = world_.rank();
+  const auto me = static_cast<std::size_t>(world_.rank());
+  for (std::size_t p = 0; p < out_.size(); ++p) close(p);
   std::vector<int> send_counts(n, 0), recv_counts(n, 0), send_displs(n, 0), recv_displs(n, 0);
   std::vector<char> send_buf;
   for (int r = 0; r < n; ++r) {
-    if (r == me) continue;
+    if (static_cast<std::size_t>(r) == me) continue;
     if (out_[r].size() > static_cast<std::size_t>(INT_MAX) - send_buf.size())
       throw ReplayError("backward replay: more than 2 GiB of records in one round");
     send_displs[r] = static_cast<int>(send_buf.size());
     send_counts[r] = static_cast<int>(out_[r].size());
     send_buf.insert(send_buf.end(), out_[r].begin(), out_[r].end());
   }
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, world_.comm());
-  long long total = 0;
-  for (int r = 0; r < n; ++r) {
-    recv_displs[r] = static_cast<int>(total);
-    total += recv_counts[r];
-  }
-  std::vector<char> recv_buf(static_cast<std::size_t>(total));
-  MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
-                recv_buf.data(), recv_counts.data(), recv_displs.data(), MPI_BYTE, world_.comm());
-  for (int r = 0; r < n; ++r) {
-    if (r == me) {
-      in_[r].swap(out_[r]);
-    } else {
-      in_[r].assign(recv_buf.begin() + recv_displs[r],
-                    recv_buf.begin() + recv_displs[r] + recv_counts[r]);
+  // The block to this process itself goes first, in memory.
+  in_.swap(out_[me]);
+  out_[me].clear();
+  const std::size_t own = in_.size();
+  if (n > 1) {
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, world_.comm());
+    long long total = 0;
+    for (int r = 0; r < n; ++r) {
+      recv_displs[r] = static_cast<int>(total);
+      total += recv_counts[r];
     }
-    out_[r].clear();
+    if (total > static_cast<long long>(INT_MAX))
+      throw ReplayError("backward replay: more than 2 GiB of records in one round");
+    in_.resize(own + static_cast<std::size_t>(total));
+    MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+                  in_.data() + own, recv_counts.data(), recv_displs.data(), MPI_BYTE,
+                  world_.comm());
   }
+  for (auto& o : out_) o.clear();
+  // Frames by destination, then by source (stable: a source's frames stay in posting order).
+  for (auto& list : inbox_) list.clear();
+  for (std::size_t at = 0; at + sizeof(Head) <= in_.size();) {
+    Head head;
+    std::memcpy(&head, in_.data() + at, sizeof head);
+    at += sizeof head;
+    inbox_[static_cast<std::size_t>(head.dest - first_)].push_back(Frame{head.source, at, head.bytes});
+    at += head.bytes;
+  }
+  for (auto& list : inbox_)
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Frame& a, const Frame& b) { return a.source < b.source; });
 }
 
 }  // namespace cpreplay::replay

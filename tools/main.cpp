@@ -53,6 +53,9 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "collective is left before it was entered")
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
+      ("count-events", po::bool_switch(&s.count_events),
+       "print the number of event records the trace's definitions announce, all ranks "
+       "together, and exit (runs without mpirun; for sizing jobs)")
       ("no-rootcause", po::bool_switch(&s.no_root_cause),
        "skip the root-cause analysis (delay costs, direct/indirect and propagating/terminal "
        "wait states), as Scalasca's --no-rootcause; their metrics stay empty")
@@ -85,8 +88,10 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
   if (vm.count("help")) {
     if (talk)
       std::cout << "Usage: mpirun -np N cpreplay [options] ANCHOR\n\n"
-                << "Replays an OTF2 trace of an MPI program (one analysis rank per traced rank),\n"
-                << "finds wait states and the critical path, and writes a Cube4 report.\n\n"
+                << "Replays an OTF2 trace of an MPI program, finds wait states and the critical\n"
+                << "path, and writes a Cube4 report. N is any count from 1 to the trace's MPI\n"
+                << "ranks (cpreplay --count-ranks ANCHOR): each process analyzes a block of\n"
+                << "ranks, and the results do not depend on N.\n\n"
                 << opts << "\nExample:\n  mpirun -np 8 cpreplay scorep_run/traces.otf2\n";
     return 0;
   }

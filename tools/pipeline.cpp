@@ -61,10 +61,11 @@ class Pipeline {
   Pipeline(const Settings& settings, replay::World& world)
       : settings_(settings),
         world_(world),
-        progress_(world, settings.quiet || settings.count_ranks),
+        progress_(world, settings.quiet || settings.count_ranks || settings.count_events),
         output_(settings.output.empty() ? default_output(settings.anchor) : settings.output) {}
 
-  /// Definitions everywhere; checks the rank count and threads. False: nothing more to do.
+  /// Definitions everywhere; checks the process count (at most the trace's ranks) and threads,
+  /// and shares the ranks out. False: nothing more to do.
   bool load_definitions() {
     progress_.begin("definitions");
     // Rank 0 reads the definitions file and hands it on: at thousands of ranks, one reader
@@ -79,14 +80,23 @@ class Pipeline {
     world_.agree([&] {
       if (world_.rank() != 0) defs_ = decode_definitions(bytes);
     });
-    if (settings_.count_ranks) {
-      if (world_.rank() == 0) std::printf("%d\n", defs_.ranks());
+    if (settings_.count_ranks || settings_.count_events) {
+      if (world_.rank() != 0) return false;
+      if (settings_.count_ranks) std::printf("%d\n", defs_.ranks());
+      if (settings_.count_events) {
+        // What each rank's location announces (Score-P counts its records): for sizing jobs.
+        std::uint64_t events = 0;
+        for (const Process& p : defs_.processes) events += p.events;
+        std::printf("%llu\n", static_cast<unsigned long long>(events));
+      }
       return false;
     }
-    if (defs_.ranks() != world_.size())
+    // Each process analyzes a block of ranks (docs/replay-engine.md §1): any count up to N.
+    if (world_.size() > defs_.ranks())
       throw UsageError(settings_.anchor + " has " + std::to_string(defs_.ranks()) +
                        " MPI ranks but cpreplay runs on " + std::to_string(world_.size()) +
-                       ": use mpirun -np " + std::to_string(defs_.ranks()));
+                       " processes: use at most " + std::to_string(defs_.ranks()) +
+                       " (mpirun -np " + std::to_string(defs_.ranks()) + " or fewer)");
     for (int r = 0; r < defs_.ranks(); ++r)
       if (defs_.processes[r].locations > 1)
         throw UsageError(settings_.anchor + ": rank " + std::to_string(r) + " has " +
@@ -205,8 +215,8 @@ class Pipeline {
   void root_causes() {
     progress_.begin("root causes");
     analysis::RootCauseResult rc;
-    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, trace(), waits_[0],
-                                                        sev_[0], settings_.window); });
+    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, shard_, waits_, sev_,
+                                                        settings_.window); });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
     if (rc.skipped > 0 && world_.rank() == 0)
@@ -369,16 +379,16 @@ class Pipeline {
     s.partial_collectives_dropped = dropped;
   }
 
-  /// Ends a phase line; with -v it also shows rank 0's peak memory so far (where the peak is).
+  /// Ends a phase line; with -v it also shows process 0's peak memory so far (where the peak is).
   void phase_end(const std::string& detail) {
     if (!settings_.verbose) return progress_.end(detail);
     char peak[48];
-    std::snprintf(peak, sizeof peak, "  [rank 0 peak %.1f MB]",
+    std::snprintf(peak, sizeof peak, "  [process 0 peak %.1f MB]",
                   static_cast<double>(peak_rss_bytes()) / 1e6);
     progress_.end(detail + peak);
   }
 
-  /// -v: the largest per-rank peak and what it means per event (for bench/).
+  /// -v: the largest per-process peak and what it means per event (for bench/).
   void report_peak_memory() {
     std::uint64_t peak = peak_rss_bytes(), max_peak = 0, max_events = 0;
     const std::uint64_t mine = shard_.events();
@@ -386,20 +396,17 @@ class Pipeline {
     MPI_Reduce(&mine, &max_events, 1, MPI_UINT64_T, MPI_MAX, 0, world_.comm());
     if (!settings_.verbose || world_.rank() != 0) return;
     if (max_events == 0) {
-      std::fprintf(stderr, "cpreplay: peak memory per rank %.1f MB (max)\n",
+      std::fprintf(stderr, "cpreplay: peak memory per process %.1f MB (max)\n",
                    static_cast<double>(max_peak) / 1e6);
       return;
     }
     std::fprintf(stderr,
-                 "cpreplay: peak memory per rank %.1f MB (max), %.1f bytes/event, %llu events on "
-                 "the largest rank\n",
+                 "cpreplay: peak memory per process %.1f MB (max), %.1f bytes/event, %llu events on "
+                 "the largest process\n",
                  static_cast<double>(max_peak) / 1e6,
                  static_cast<double>(max_peak) / static_cast<double>(max_events),
                  static_cast<unsigned long long>(max_events));
   }
-
-  /// The single rank of the shard, for the stages that still take one rank (M = N).
-  LocalTrace& trace() { return shard_.traces[0]; }
 
   const Settings& settings_;
   replay::World& world_;

@@ -21,6 +21,7 @@ struct Settings {
   bool time_correct = false;  ///< shift rank clocks to remove clock-condition violations
   bool no_root_cause = false;  ///< --no-rootcause: no delay costs, no wait-state classes
   bool count_ranks = false;  ///< print the trace's MPI rank count and stop (for job scripts)
+  bool count_events = false;  ///< print the events the definitions announce and stop (sizing)
   std::size_t window = 4096;  ///< collective instances per reduction, message records per round
   std::string timeline;  ///< --timeline FILE.json (Chrome trace events), empty for none
   std::string overview;  ///< --overview FILE.svg, empty for none

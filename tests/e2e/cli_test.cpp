@@ -70,6 +70,27 @@ TEST(Cli, CountRanks_PrintsTheTracesRankCount) {
   EXPECT_EQ(r.err, "");
 }
 
+// The events the definitions announce, for sizing a job with fewer processes than ranks: the
+// example has 4 ranks of 168 events (ProgramBegin/End, main, MPI_Init and MPI_Finalize: 8;
+// 10 iterations of compute 2, MPI_Send 3, MPI_Recv 3, MPI_Allreduce 4, MPI_Barrier 4).
+TEST(Cli, CountEvents_PrintsTheAnnouncedEventCount) {
+  TempDir dir;
+  ASSERT_EQ(run_mktrace({"example", dir / "t"}).exit_code, 0);
+  const RunResult r = run_cpreplay(1, {"--count-events", dir / "t/traces.otf2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "672\n");
+  EXPECT_EQ(r.err, "");
+  // With --count-ranks: the ranks first, printed once whatever the process count.
+  const RunResult both =
+      run_cpreplay(2, {"--count-events", "--count-ranks", dir / "t/traces.otf2"});
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.out, "4\n672\n");
+  // No trace: the usual one-line usage error.
+  const RunResult none = run_cpreplay(1, {"--count-events"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err.rfind("cpreplay: error: no trace given", 0), 0u) << none.err;
+}
+
 TEST(Cli, DefaultOutput_IsNextToTheAnchor) {
   TempDir dir;
   small_trace(2, dir / "t");

@@ -113,9 +113,9 @@ TEST(DamagedDefinitions, HugeEventCount_AnalyzedWithin3GBAddressSpace) {
   ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(file_exists(c.report()));
-  const auto at = run.err.find("peak memory per rank ");
+  const auto at = run.err.find("peak memory per process ");
   ASSERT_NE(at, std::string::npos) << run.err;
-  EXPECT_LT(std::stod(run.err.substr(at + 21)), 500.0) << run.err;  // MB
+  EXPECT_LT(std::stod(run.err.substr(at + 24)), 500.0) << run.err;  // MB
 }
 
 /// One damaged reference per class of definition, on the 2-rank trace.
@@ -153,6 +153,16 @@ const DefsCase kDefsCases[] = {
      "attribute 0 is defined twice"},
     {"ParameterNamesUndefinedString", [](RawDefs& d) { d.parameters[0].name = 4242; },
      "parameter 0 names undefined string 4242"},
+    // Ranks not numbered 0..N-1: a communicator names a rank the trace does not have, or a
+    // rank (a process location group) has no location.
+    {"CommunicatorNamesRankBeyondTrace", [](RawDefs& d) { d.groups[1].members = {0, 5}; },
+     "communicator 0 (MPI_COMM_WORLD) names rank 5 but the trace has 2 ranks"},
+    {"RankWithoutLocation",
+     [](RawDefs& d) {
+       d.locations.pop_back();
+       d.groups[0].members = {0};
+     },
+     "MPI rank 1 has no location"},
 };
 
 class DamagedDefinitionsClass : public ::testing::TestWithParam<DefsCase> {};
@@ -163,6 +173,18 @@ TEST_P(DamagedDefinitionsClass, TwoRanks_OneLineNamingFileAndFault) {
   GetParam().spoil(d);
   write_raw_archive(c.trace(), d);
   const RunResult run = c.run(2);
+  EXPECT_EQ(expect_clean_failure(c, run), "cpreplay: error: " + c.anchor() +
+                                              ": global definitions " + c.def() + ": " +
+                                              GetParam().message);
+}
+
+// The same with both ranks on one process (issue 16): the same line.
+TEST_P(DamagedDefinitionsClass, TwoRanksOnOneProcess_SameLine) {
+  Case c;
+  RawDefs d;
+  GetParam().spoil(d);
+  write_raw_archive(c.trace(), d);
+  const RunResult run = c.run(1);
   EXPECT_EQ(expect_clean_failure(c, run), "cpreplay: error: " + c.anchor() +
                                               ": global definitions " + c.def() + ": " +
                                               GetParam().message);
@@ -225,6 +247,20 @@ TEST_P(DamagedEventsClass, TwoRanks_OneLineNamingRankAndEvent) {
       good_raw_events(rank, w);
   });
   const RunResult run = c.run(2);
+  EXPECT_EQ(expect_clean_failure(c, run),
+            "cpreplay: error: " + c.anchor() + ": " + GetParam().message);
+}
+
+// The same with both ranks on one process (issue 16): the same line, naming rank 1.
+TEST_P(DamagedEventsClass, TwoRanksOnOneProcess_SameLine) {
+  Case c;
+  write_raw_archive(c.trace(), RawDefs{}, [](int rank, OTF2_EvtWriter* w) {
+    if (rank == 1)
+      GetParam().rank1(w);
+    else
+      good_raw_events(rank, w);
+  });
+  const RunResult run = c.run(1);
   EXPECT_EQ(expect_clean_failure(c, run),
             "cpreplay: error: " + c.anchor() + ": " + GetParam().message);
 }

@@ -199,29 +199,60 @@ mkdir -p spool && cp "$jobs/cpreplay.slurm" spool/slurm_script
 out=$(SLURM_NTASKS=4 bash spool/slurm_script example)
 expect_eq "spooled cpreplay.slurm dry run" "$out" "$(quoted srun "$prefix/bin/cpreplay" \
   -o example/cpreplay.cubex --json example/cpreplay.json example/traces.otf2)"
-# The wrong task count is refused with the right one named, before srun.
-set +e
-out=$(SLURM_NTASKS=3 bash "$jobs/cpreplay.slurm" example 2>&1)
-rc=$?
-set -e
-expect_eq "cpreplay.slurm with 3 tasks: exit code" "$rc" 2
-expect_eq "cpreplay.slurm with 3 tasks: message" "$out" "cpreplay.slurm: example/traces.otf2 has 4 MPI ranks but the job has 3 tasks; submit with --ntasks=4"
+# Fewer tasks than ranks are fine (each analyzes a block of ranks).
+out=$(SLURM_NTASKS=3 bash "$jobs/cpreplay.slurm" example)
+expect_eq "cpreplay.slurm with 3 tasks" "$out" "$(quoted srun "$prefix/bin/cpreplay" \
+  -o example/cpreplay.cubex --json example/cpreplay.json example/traces.otf2)"
+# More tasks than ranks, or none, are refused with the rank count named, before srun.
+for tasks in 5 0 ""; do
+  set +e
+  out=$(SLURM_NTASKS=$tasks bash "$jobs/cpreplay.slurm" example 2>&1)
+  rc=$?
+  set -e
+  expect_eq "cpreplay.slurm with ${tasks:-no} tasks: exit code" "$rc" 2
+  expect_eq "cpreplay.slurm with ${tasks:-no} tasks: message" "$out" "cpreplay.slurm: example/traces.otf2 has 4 MPI ranks but the job has ${tasks:-no} tasks; submit with --ntasks from 1 to 4"
+done
 
-out=$(bash "$jobs/submit-slurm.sh" example -q)
+out=$(bash "$jobs/submit-slurm.sh" example -q 2>/dev/null)
 expect_eq "submit-slurm.sh dry run" "$out" "$(quoted sbatch --ntasks=4 "$jobs/cpreplay.slurm" example -q)"
-out=$(bash "$jobs/submit-pbs.sh" example 3)
+# A process count, and the sizing it prints (672 events; 2 of the 4 ranks on each process).
+out=$(bash "$jobs/submit-slurm.sh" -n 2 example -q 2>"$work/sizing.err")
+expect_eq "submit-slurm.sh -n 2 dry run" "$out" "$(quoted sbatch --ntasks=2 "$jobs/cpreplay.slurm" example -q)"
+expect_eq "submit-slurm.sh -n 2 sizing" "$(cat "$work/sizing.err")" "submit-slurm.sh: example/traces.otf2: 4 ranks, 672 events; 2 processes of up to 2 ranks (336 events) need about 21 MB each"
+for bad in 0 5 x 08; do
+  set +e
+  out=$(bash "$jobs/submit-slurm.sh" -n "$bad" example 2>&1)
+  rc=$?
+  set -e
+  expect_eq "submit-slurm.sh -n $bad: exit code" "$rc" 2
+  expect_eq "submit-slurm.sh -n $bad: message" "$out" "submit-slurm.sh: -n must be a whole number of processes from 1 to 4 (the MPI ranks of example/traces.otf2), not '$bad'"
+done
+out=$(bash "$jobs/submit-pbs.sh" example 3 2>/dev/null)
 expect_eq "submit-pbs.sh dry run" "$out" "$(quoted qsub -l select=2:ncpus=3:mpiprocs=3 \
   -v EXPERIMENT=example "$jobs/cpreplay.pbs")"
+out=$(bash "$jobs/submit-pbs.sh" -n 3 example 2 2>/dev/null)
+expect_eq "submit-pbs.sh -n 3 dry run" "$out" "$(quoted qsub -l select=2:ncpus=2:mpiprocs=2 \
+  -v EXPERIMENT=example,PROCESSES=3 "$jobs/cpreplay.pbs")"
 out=$(EXPERIMENT=example PBS_O_WORKDIR="$work" bash "$jobs/cpreplay.pbs")
 expect_eq "cpreplay.pbs dry run" "$out" "$(quoted mpirun -np 4 "$prefix/bin/cpreplay" \
   -o example/cpreplay.cubex --json example/cpreplay.json example/traces.otf2)"
+out=$(EXPERIMENT=example PROCESSES=3 PBS_O_WORKDIR="$work" bash "$jobs/cpreplay.pbs")
+expect_eq "cpreplay.pbs PROCESSES=3 dry run" "$out" "$(quoted mpirun -np 3 "$prefix/bin/cpreplay" \
+  -o example/cpreplay.cubex --json example/cpreplay.json example/traces.otf2)"
+set +e
+out=$(EXPERIMENT=example PROCESSES=9 PBS_O_WORKDIR="$work" bash "$jobs/cpreplay.pbs" 2>&1)
+rc=$?
+set -e
+expect_eq "cpreplay.pbs PROCESSES=9: exit code" "$rc" 2
+expect_eq "cpreplay.pbs PROCESSES=9: message" "$out" "cpreplay.pbs: example/traces.otf2 has 4 MPI ranks; PROCESSES must be from 1 to 4, not '9'"
 
-# The PBS job for real (its launcher is plain mpirun): the installed binary writes both files.
+# The PBS job for real (its launcher is plain mpirun): the installed binary writes both files,
+# here with 3 processes for the 4 ranks.
 unset CPREPLAY_DRY_RUN
-PATH="$(dirname "$mpiexec"):$PATH" EXPERIMENT=example PBS_O_WORKDIR="$work" \
+PATH="$(dirname "$mpiexec"):$PATH" EXPERIMENT=example PROCESSES=3 PBS_O_WORKDIR="$work" \
   OMPI_MCA_rmaps_base_oversubscribe=1 CPREPLAY_OPTIONS=-q bash "$jobs/cpreplay.pbs" > pbs.out 2>&1 ||
   { cat pbs.out; fail "cpreplay.pbs run"; }
-"$python" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert (s["ranks"], s["events"]) == (4, 672), s' \
+"$python" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert (s["ranks"], s["events"], s["processes"]["count"]) == (4, 672, 3), s' \
   example/cpreplay.json || fail "cpreplay.pbs: example/cpreplay.json"
 [ -s example/cpreplay.cubex ] || fail "cpreplay.pbs wrote no example/cpreplay.cubex"
 echo "installed tree OK: $prefix; module file checked with $module_systems"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs cpreplay on one conformance trace and compares the report with its expected.json.
 # usage: run_conformance.sh MPIEXEC CPREPLAY CHECKER TRACE_DIR WORK_DIR METRICS [EXTRA_ARGS...]
+# CONFORMANCE_PROCESSES=M runs it on M analysis processes instead of one per traced rank.
 set -u
 mpiexec=$1 cpreplay=$2 checker=$3 dir=$4 work=$5 metrics=$6
 shift 6
@@ -9,6 +10,7 @@ if [ ! -f "$dir/expected.json" ]; then
   exit 77
 fi
 np=$(sed -n 's/.*"locations": *\([0-9][0-9]*\).*/\1/p' "$dir/expected.json" | head -n 1)
+np=${CONFORMANCE_PROCESSES:-$np}
 mkdir -p "$work"
 report="$work/$(basename "$dir").cubex"
 rm -f "$report"
