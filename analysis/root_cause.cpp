@@ -204,11 +204,11 @@ class RootCause {
       exchange_.exchange();
       const bool received = receive();
       ++result.rounds;
-      int flags[2] = {done() && exchange_.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
+      // One reduction for both questions: is some rank not done, did some rank progress.
+      int flags[2] = {done() && exchange_.outbox_empty() ? 0 : 1, moved || received ? 1 : 0};
       int global[2] = {0, 0};
-      MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world_.comm());
-      MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world_.comm());
-      if (global[0] == 1) break;
+      MPI_Allreduce(flags, global, 2, MPI_INT, MPI_MAX, world_.comm());
+      if (global[0] == 0) break;
       // Nothing moved anywhere and nothing is in flight: the records these points wait for
       // never come (a trace whose parts do not fit together). They are skipped, counted and
       // named in one line; everything else is kept.
@@ -250,9 +250,8 @@ class RootCause {
       }
     }
     exchange_.exchange();
-    std::vector<EventIdx> taken;
-    for (const SyncPoint& sp : own_) taken.push_back(sp.event);
-    std::sort(taken.begin(), taken.end());
+    std::vector<bool> taken(trace_.size());  // events that are own points already: 1 bit each
+    for (const SyncPoint& sp : own_) taken[sp.event] = true;
     // Two reads of what came: the first only counts, so the table is allocated once.
     std::size_t partners = 0;
     read_prephase([&](RecordKind, Rank, EventIdx) { ++partners; }, false);
@@ -260,7 +259,7 @@ class RootCause {
     sps_.reserve(own_.size() + partners);
     // The deque's freed blocks are small heap chunks nothing else of this phase reuses: handed
     // back every few hundred kB, the points are not resident twice at the peak.
-    constexpr std::size_t kTrimEvery = 8192;
+    constexpr std::size_t kTrimEvery = 16384;
     for (std::size_t moved = 1; !own_.empty(); ++moved) {
       sps_.push_back(own_.front());
       own_.pop_front();
@@ -270,7 +269,7 @@ class RootCause {
     read_prephase(
         [&](RecordKind kind, Rank source, EventIdx event) {
           // The first registration of an event wins (scout's synchpoint map never overwrites).
-          if (std::binary_search(taken.begin(), taken.end(), event)) return;
+          if (event >= taken.size() || taken[event]) return;
           const EventIdx call = trace_.call_of(event);
           const Ticks enter = trace_.time[call];
           const Ticks leave = leave_time(call);
