@@ -206,20 +206,22 @@ class RootCause {
 
     RootCauseResult result;
     result.synchpoints = sps_.size();
+    bool received = false;
     for (;;) {
       const bool moved = step();
-      exchange_.exchange();
-      const bool received = receive();
+      // Two questions ride with the round's record counts: is some rank not done or sending
+      // (then records are in flight, or points left), and did some rank get anywhere since the
+      // last round. When no rank is busy nothing is sent, so nothing arrives below either.
+      const int flags[2] = {done() && exchange_.outbox_empty() ? 0 : 1, moved || received ? 1 : 0};
+      int any[2] = {0, 0};
+      exchange_.exchange(flags, any);
+      received = receive();
       ++result.rounds;
-      // One reduction for both questions: is some rank not done, did some rank progress.
-      int flags[2] = {done() && exchange_.outbox_empty() ? 0 : 1, moved || received ? 1 : 0};
-      int global[2] = {0, 0};
-      MPI_Allreduce(flags, global, 2, MPI_INT, MPI_MAX, world_.comm());
-      if (global[0] == 0) break;
-      // Nothing moved anywhere and nothing is in flight: the records these points wait for
-      // never come (a trace whose parts do not fit together). They are skipped, counted and
-      // named in one line; everything else is kept.
-      if (global[1] == 0) result.skipped += skip_stuck();
+      if (any[0] == 0) break;
+      // Nothing moved anywhere and nothing came: the records these points wait for never come
+      // (a trace whose parts do not fit together). They are skipped, counted and named in one
+      // line; everything else is kept.
+      if (any[1] == 0) result.skipped += skip_stuck();
     }
     MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
     delays_.add_to(sev_);

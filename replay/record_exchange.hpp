@@ -54,6 +54,10 @@ class RecordExchange {
   /// Sends everything posted, receives everything posted to this rank (cleared each round).
   /// MPI: collective on world.
   void exchange();
+  /// The same, and `flags` (two bits per rank) are ORed over all ranks into `any`: they ride
+  /// with the record counts, so a round needs no reduction of its own.
+  /// MPI: collective on world.
+  void exchange(const int flags[2], int any[2]);
   /// This round's received bytes from `source`.
   const std::vector<char>& from(int source) const { return in_[source]; }
 
