@@ -68,12 +68,15 @@ double lookup(const TimeMap& m, std::uint32_t c) {
   return it != m.end() && it->first == c ? it->second : 0.0;
 }
 
-/// Entries of a − b that are > 0 (CalculateDiff) into `out`, and their sum.
+/// Entries of a − b that are > 0 (CalculateDiff) into `out`, and their sum. Both maps are sorted
+/// by call path: one merge.
 void diff(const TimeMap& a, const TimeMap& b, TimeMap& out, double& sum) {
   out.clear();
   sum = 0.0;
+  auto it = b.begin();
   for (const auto& [c, v] : a) {
-    const double d = v - lookup(b, c);
+    while (it != b.end() && it->first < c) ++it;
+    const double d = v - (it != b.end() && it->first == c ? it->second : 0.0);
     if (d > 0.0) {
       out.emplace_back(c, d);
       sum += d;
@@ -199,12 +202,17 @@ class MemberSets {
 /// (records to co-located ranks in memory), every rank takes in what came.
 class RootCause {
  public:
+  /// Points in flight per rank at most, whatever --window says: the points between the replay's
+  /// front and its anchors then stay in the cache. 1,024 was the fastest of 1,024/2,048/4,096 on
+  /// the reference trace (0.13-0.15 s against 0.14-0.17 s, bench/RESULTS.md) and the leanest.
+  static constexpr std::size_t kMaxWindow = 1024;
+
   RootCause(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
             WaitStateResult& waits, Severity& sev, std::size_t window,
             replay::RecordExchange& exchange, MemberSets& members)
       : defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(trace.rank),
         exchange_(exchange), members_(members), own_(waits.syncpoints),
-        window_(window == 0 ? 1 : window) {}
+        window_(std::clamp<std::size_t>(window, 1, kMaxWindow)) {}
 
   /// Prephase, before the exchange: tells partners about their partner-side points.
   void post_partners() {
@@ -227,8 +235,7 @@ class RootCause {
   /// and every consuming point's interval.
   void plan_points() {
     add_partner_points();
-    std::stable_sort(sps_.begin(), sps_.end(),
-                     [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; });
+    sort_points();
     for (std::size_t i = 0; i < sps_.size(); ++i) {
       if (is_collective(sps_[i].kind) && sps_[i].kind != SyncKind::Init &&
           sps_[i].kind != SyncKind::Finalize)
@@ -279,9 +286,8 @@ class RootCause {
 
   // ---- Prephase: partner-side points and 1-to-N waiter sets (one exchange) ---------------
   void add_partner_points() {
-    std::vector<EventIdx> taken;
-    for (const SyncPoint& sp : own_) taken.push_back(sp.event);
-    std::sort(taken.begin(), taken.end());
+    std::vector<bool> taken(trace_.size());  // events that are own points already: 1 bit each
+    for (const SyncPoint& sp : own_) taken[sp.event] = true;
     // Two reads of what came: the first only counts, so the table is allocated once.
     std::size_t partners = 0;
     read_prephase([&](RecordKind, Rank, EventIdx) { ++partners; }, false);
@@ -289,7 +295,7 @@ class RootCause {
     sps_.reserve(own_.size() + partners);
     // The deque's freed blocks are small heap chunks nothing else of this phase reuses: handed
     // back every few hundred kB, the points are not resident twice at the peak.
-    constexpr std::size_t kTrimEvery = 8192;
+    constexpr std::size_t kTrimEvery = 16384;
     for (std::size_t moved = 1; !own_.empty(); ++moved) {
       sps_.push_back(own_.front());
       own_.pop_front();
@@ -299,7 +305,7 @@ class RootCause {
     read_prephase(
         [&](RecordKind kind, Rank source, EventIdx event) {
           // The first registration of an event wins (scout's synchpoint map never overwrites).
-          if (std::binary_search(taken.begin(), taken.end(), event)) return;
+          if (event >= taken.size() || taken[event]) return;
           const EventIdx call = trace_.call_of(event);
           const Ticks enter = trace_.time[call];
           const Ticks leave = leave_time(call);
@@ -335,6 +341,31 @@ class RootCause {
         on_partner(kind, source, event);
       }
     });
+  }
+
+  /// Event order, stable. The forward replay and the partners' records deliver the points in a
+  /// few sorted runs (5 on the reference trace), so the runs are merged pairwise: a few passes
+  /// instead of a full sort's log2(n).
+  void sort_points() {
+    const auto less = [](const SyncPoint& a, const SyncPoint& b) { return a.event < b.event; };
+    std::vector<std::size_t> bounds{0};
+    for (std::size_t i = 1; i < sps_.size(); ++i)
+      if (less(sps_[i], sps_[i - 1])) bounds.push_back(i);
+    bounds.push_back(sps_.size());
+    while (bounds.size() > 2) {
+      std::vector<std::size_t> merged{0};
+      for (std::size_t r = 0; r + 1 < bounds.size(); r += 2) {
+        if (r + 2 < bounds.size()) {
+          std::inplace_merge(sps_.begin() + static_cast<std::ptrdiff_t>(bounds[r]),
+                             sps_.begin() + static_cast<std::ptrdiff_t>(bounds[r + 1]),
+                             sps_.begin() + static_cast<std::ptrdiff_t>(bounds[r + 2]), less);
+          merged.push_back(bounds[r + 2]);
+        } else {
+          merged.push_back(bounds[r + 1]);
+        }
+      }
+      bounds.swap(merged);
+    }
   }
 
   // ---- Partner sets (who a synchpoint synchronizes with) -----------------------------------
@@ -530,27 +561,51 @@ class RootCause {
   /// anything happened.
   bool step_points() {
     bool moved = false;
-    std::int64_t top = flush_;  // scan [low_, top): first everything unresolved, then new points
     for (;;) {
       while (low_ > 0 && active_ < window_) {
         --low_;
         state_[low_] = kActive;
         ++active_;
         if (is_group(sps_[low_].kind) && sps_[low_].causer == me_) send_group(low_);
+        wake(low_);
       }
-      for (std::int64_t j = top - 1; j >= low_; --j) {
+      // Only the points something happened to are tried (activation, a record, the last
+      // contribution to their costs), the highest first: a point that runs can only enable
+      // points below it, which join the queue at once.
+      while (!ready_.empty()) {
+        std::pop_heap(ready_.begin(), ready_.end());
+        const std::int64_t j = ready_.back();
+        ready_.pop_back();
         if (state_[j] != kActive || !try_run(j)) continue;
         state_[j] = kResolved;
         --active_;
         moved = true;
-        flush();
       }
       flush();
-      // Room in the window again: the next pass covers only the points activated for it.
+      // Room in the window again: activate more.
       if (low_ == 0 || active_ >= window_) break;
-      top = low_;
     }
     return moved;
+  }
+
+  /// Queues point j to be tried (again) in this round.
+  void wake(std::int64_t j) {
+    if (j < 0 || state_[j] != kActive) return;
+    ready_.push_back(j);
+    std::push_heap(ready_.begin(), ready_.end());
+  }
+
+  /// The point of an event (sps_ is in event order), or -1.
+  std::int64_t point_of(EventIdx event) const {
+    const auto it = std::lower_bound(sps_.begin(), sps_.end(), event,
+                                     [](const SyncPoint& sp, EventIdx e) { return sp.event < e; });
+    return it != sps_.end() && it->event == event ? it - sps_.begin() : -1;
+  }
+
+  /// The point of a collective instance on this rank, or -1.
+  std::int64_t point_of_instance(std::uint64_t key) const {
+    const std::uint32_t i = collective_index_.find(key);
+    return i == replay::FlatIndex::kNone ? -1 : static_cast<std::int64_t>(i);
   }
 
   /// Moves flush_ down over the points resolved from the top: everything above it is done.
@@ -586,6 +641,7 @@ class RootCause {
         ++skipped;
       }
     }
+    for (std::int64_t j = flush_ - 1; j >= low_; --j) wake(j);
     return skipped;
   }
 
@@ -643,7 +699,7 @@ class RootCause {
   /// A consuming point ran: the wait states of its interval have one contribution less to wait for.
   void release(std::int64_t j) {
     for (std::int64_t e = anchor_a_[j] + 1; e < j; ++e)
-      if (sps_[e].wait > 0.0) --pending_[e];
+      if (sps_[e].wait > 0.0 && --pending_[e] == 0) wake(e);
   }
 
   /// Propagating wait states (§8.5): the largest share of a Late Sender / Late Receiver wait e
@@ -683,13 +739,23 @@ class RootCause {
   /// A severity of a delay: summed exactly, so the order points resolve in does not matter.
   void emit(Metric m, std::uint32_t callpath, double v) { delays_.add(m, callpath, v); }
 
-  void add_cost(std::int64_t e, std::int64_t from, int pattern, std::uint8_t seq, double v) {
-    const auto key = static_cast<std::uint64_t>(e);
-    const std::uint32_t head = cost_head_.find(key);
-    const std::int32_t next = head == replay::FlatIndex::kNone ? -1 : static_cast<std::int32_t>(head);
-    const CostPart part{next, static_cast<std::int32_t>(from), seq,
-                        static_cast<std::uint8_t>(pattern), v};
-    cost_head_.set(key, static_cast<std::uint32_t>(push_part(cost_parts_, cost_free_, part)));
+  struct CostAdd {
+    int pattern;
+    std::uint8_t seq;
+    double value;
+  };
+
+  /// Point `from`'s contributions to wait state e's costs, in the order given.
+  void add_costs(std::int64_t e, std::int64_t from, const CostAdd* adds, int n) {
+    if (n == 0) return;
+    bool inserted = false;
+    std::uint32_t* head = cost_head_.find_or_insert(static_cast<std::uint64_t>(e), 0, inserted);
+    std::int32_t next = inserted ? -1 : static_cast<std::int32_t>(*head);
+    for (int i = 0; i < n; ++i)
+      next = push_part(cost_parts_, cost_free_,
+                       CostPart{next, static_cast<std::int32_t>(from), adds[i].seq,
+                                static_cast<std::uint8_t>(adds[i].pattern), adds[i].value});
+    *head = static_cast<std::uint32_t>(next);
   }
 
   /// Drops a point's pending cost contributions (nothing leaves from it).
@@ -757,15 +823,26 @@ class RootCause {
     if (dsum > 0.0)
       for (const auto& [c, v] : d) emit(kShortTerm[type], c, sigma * v);
     if (den > 0.0) {
+      std::array<double, kPatterns> scale{};
+      bool any = false;
       for (int p = 0; p < kPatterns; ++p) {
         const double rho = in.cost[p] / den;
         if (rho > 0.0)
           for (const auto& [c, v] : d) emit(kLongTerm[p], c, rho * v);
-        const double scale = p == type ? sigma + rho : rho;
-        if (scale > 0.0)
-          for (std::int64_t e = a + 1; e < x; ++e)
-            if (sps_[e].wait > 0.0) add_cost(e, x, p, 0, scale * sps_[e].wait);
+        scale[p] = p == type ? sigma + rho : rho;
+        any = any || scale[p] > 0.0;
       }
+      // One pass over the interval; each wait state gets its parts in pattern order.
+      if (any)
+        for (std::int64_t e = a + 1; e < x; ++e) {
+          const double w = sps_[e].wait;
+          if (!(w > 0.0)) continue;
+          CostAdd adds[kPatterns];
+          int n = 0;
+          for (int p = 0; p < kPatterns; ++p)
+            if (scale[p] > 0.0) adds[n++] = CostAdd{p, 0, scale[p] * w};
+          add_costs(e, x, adds, n);
+        }
     }
     if (wsum > 0.0) {
       // Indirect: the share of the wait that other wait states caused goes back to the waiter.
@@ -972,28 +1049,39 @@ class RootCause {
     for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], 1 + p);
     // Scale per wait state of P(A, X): the members without an individual A_k from A on; at each
     // A_k the scale of the ranks attached to earlier ones joins (scout's "lag").
-    // scales: (point, scale from there on), ascending; A first (every A_k lies above A).
-    auto propagate = [&](int key, int pattern, std::uint8_t seq) {
-      auto& scales = scales_;
-      scales.clear();
-      scales.emplace_back(plan.a, base[key]);
-      double running = base[key];
-      for (const auto& [ak, s] : at_anchor) {
-        if (ak != plan.a) scales.emplace_back(ak, running);
-        running += s[key];
+    // Parts per wait state in this order: each pattern's long-term (seq 0), then this
+    // pattern's short-term (seq 1). The scale of a key holds from A on; at each A_k (all lie
+    // above A) it becomes the running sum of the scales of A and the earlier A_k.
+    constexpr int kParts = kPatterns + 1;
+    int key[kParts], pattern[kParts];
+    std::uint8_t seq[kParts];
+    for (int p = 0; p < kPatterns; ++p) {
+      key[p] = 1 + p;
+      pattern[p] = p;
+      seq[p] = 0;
+    }
+    key[kPatterns] = 0;
+    pattern[kPatterns] = type;
+    seq[kPatterns] = 1;
+    double scale[kParts], running[kParts];
+    for (int i = 0; i < kParts; ++i) scale[i] = running[i] = base[key[i]];
+    auto next = at_anchor.begin();
+    for (std::int64_t j = plan.a + 1; j < x; ++j) {
+      if (next != at_anchor.end() && next->first == j) {
+        for (int i = 0; i < kParts; ++i) {
+          scale[i] = running[i];
+          running[i] += next->second[key[i]];
+        }
+        ++next;
       }
-      std::sort(scales.begin(), scales.end(),
-                [](const auto& l, const auto& r) { return l.first < r.first; });
-      double scale = scales.front().second;
-      std::size_t next = 0;
-      while (next < scales.size() && scales[next].first <= plan.a) ++next;
-      for (std::int64_t j = plan.a + 1; j < x; ++j) {
-        if (next < scales.size() && scales[next].first == j) scale = scales[next++].second;
-        if (scale > 0.0 && sps_[j].wait > 0.0) add_cost(j, x, pattern, seq, scale * sps_[j].wait);
-      }
-    };
-    for (int p = 0; p < kPatterns; ++p) propagate(1 + p, p, 0);
-    propagate(0, type, 1);
+      const double w = sps_[j].wait;
+      if (!(w > 0.0)) continue;
+      CostAdd adds[kParts];
+      int n = 0;
+      for (int i = 0; i < kParts; ++i)
+        if (scale[i] > 0.0) adds[n++] = CostAdd{pattern[i], seq[i], scale[i] * w};
+      add_costs(j, x, adds, n);
+    }
   }
 
   // ---- Receiving -----------------------------------------------------------------------
@@ -1017,6 +1105,7 @@ class RootCause {
             in.wait = r.get<double>();
             for (int p = 0; p < kPatterns; ++p) in.cost[p] = r.get<double>();
             get_map(r, in.u);
+            wake(point_of(target));
             break;
           }
           case kCollGroup: {
@@ -1035,8 +1124,9 @@ class RootCause {
               send_reply(source, comm, instance, in.individual,
                          std::vector<double>(in.g.size(), 0.0), 0.0, in.gw, {});
               if (fresh) group_pool_.give(slot);
-            } else if (fresh) {
-              group_in_.set(key, slot);
+            } else {
+              if (fresh) group_in_.set(key, slot);
+              wake(point_of_instance(key));
             }
             break;
           }
@@ -1057,6 +1147,7 @@ class RootCause {
               *same = reply;
             else
               pc.replies.push_back(reply);
+            if (pc.replies.size() >= pc.expected) wake(point_of_instance(collective_key(comm, instance)));
             break;
           }
           case kIndirect: {
@@ -1128,7 +1219,7 @@ class RootCause {
   std::vector<Indirect> indirect_;  ///< in arrival order
   TimeMap pruned_, diff_, group_g_;   ///< scratch maps, reused
   std::vector<double> reply_d_, sums_;
-  std::vector<std::pair<std::int64_t, double>> scales_;
+
   std::vector<std::pair<std::size_t, GroupPlan>> plans_;  ///< causer points: A and the A_k
   std::vector<std::int32_t> anchor_a_;  ///< consuming points: A of their interval P(A, X)
   std::vector<std::int32_t> pending_;   ///< wait states: consuming points still to run above
@@ -1138,6 +1229,7 @@ class RootCause {
   std::vector<std::int32_t> cost_free_;
   ExactSums delays_;  ///< the delay severities, added to sev_ at the end
   std::vector<std::int32_t> list_;  ///< scratch: one point's parts
+  std::vector<std::int64_t> ready_;  ///< max-heap of points to try
   std::size_t window_ = 4096;
   std::size_t active_ = 0;  ///< activated, not yet resolved
   std::int64_t low_ = 0;    ///< points >= low_ are activated
@@ -1165,24 +1257,26 @@ RootCauseResult root_cause_pass(const replay::World& world, const Definitions& d
   // came. The rounds are those of one process per rank: records between co-located ranks take
   // the exchange's in-memory path in the same round, so every value and the round count are
   // the same for any number of processes.
+  bool received = false;
   for (;;) {
-    bool moved = false, received = false, done = true;
-    for (RootCause& rc : ranks) moved = rc.step() || moved;
-    exchange.exchange();
+    bool moved = false, done = true;
     for (RootCause& rc : ranks) {
-      received = rc.receive() || received;
+      moved = rc.step() || moved;
       done = done && rc.done();
     }
+    // Two questions ride with the round's block sizes: is some process not done or sending,
+    // and did some process get anywhere since the last round (docs: as at one rank per process).
+    const int flags[2] = {done && exchange.outbox_empty() ? 0 : 1, moved || received ? 1 : 0};
+    int any[2] = {0, 0};
+    exchange.exchange(flags, any);
+    received = false;
+    for (RootCause& rc : ranks) received = rc.receive() || received;
     ++result.rounds;
-    int flags[2] = {done && exchange.outbox_empty() ? 1 : 0, moved || received ? 1 : 0};
-    int global[2] = {0, 0};
-    MPI_Allreduce(&flags[0], &global[0], 1, MPI_INT, MPI_MIN, world.comm());
-    MPI_Allreduce(&flags[1], &global[1], 1, MPI_INT, MPI_MAX, world.comm());
-    if (global[0] == 1) break;
-    // Nothing moved anywhere and nothing is in flight: the records these points wait for never
-    // come (a trace whose parts do not fit together). They are skipped, counted and named in
-    // one line; everything else is kept.
-    if (global[1] == 0)
+    if (any[0] == 0) break;
+    // Nothing moved anywhere and nothing came: the records these points wait for never come
+    // (a trace whose parts do not fit together). They are skipped, counted and named in one
+    // line; everything else is kept.
+    if (any[1] == 0)
       for (RootCause& rc : ranks) result.skipped += rc.skip_stuck();
   }
   MPI_Allreduce(MPI_IN_PLACE, &result.skipped, 1, MPI_UINT64_T, MPI_SUM, world.comm());

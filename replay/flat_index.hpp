@@ -37,6 +37,22 @@ class FlatIndex {
     ++size_;
   }
 
+  /// The value of `key`, inserted as `init` if absent (`inserted` says which). The pointer is
+  /// valid until the next insertion.
+  std::uint32_t* find_or_insert(std::uint64_t key, std::uint32_t init, bool& inserted) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    std::size_t i = home(key);
+    for (; slots_[i].used; i = (i + 1) & mask_)
+      if (slots_[i].key == key) {
+        inserted = false;
+        return &slots_[i].value;
+      }
+    slots_[i] = Slot{key, init, 1};
+    ++size_;
+    inserted = true;
+    return &slots_[i].value;
+  }
+
   /// Removes `key` if present.
   void erase(std::uint64_t key) {
     if (size_ == 0) return;

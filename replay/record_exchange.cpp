@@ -57,9 +57,18 @@ bool RecordExchange::outbox_empty() const {
 }
 
 void RecordExchange::exchange() {
+  int any[2];
+  const int none[2] = {0, 0};
+  exchange(none, any);
+}
+
+void RecordExchange::exchange(const int flags[2], int any[2]) {
   const int n = world_.size();
   const auto me = static_cast<std::size_t>(world_.rank());
   for (std::size_t p = 0; p < out_.size(); ++p) close(p);
+  // Per destination process: the byte count and this process's two flags.
+  std::vector<int> send_head(3 * static_cast<std::size_t>(n), 0);
+  std::vector<int> recv_head(3 * static_cast<std::size_t>(n), 0);
   std::vector<int> send_counts(n, 0), recv_counts(n, 0), send_displs(n, 0), recv_displs(n, 0);
   std::vector<char> send_buf;
   for (int r = 0; r < n; ++r) {
@@ -74,10 +83,20 @@ void RecordExchange::exchange() {
   in_.swap(out_[me]);
   out_[me].clear();
   const std::size_t own = in_.size();
+  any[0] = flags[0];
+  any[1] = flags[1];
   if (n > 1) {
-    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, world_.comm());
+    for (int r = 0; r < n; ++r) {
+      send_head[3 * r] = send_counts[r];
+      send_head[3 * r + 1] = flags[0];
+      send_head[3 * r + 2] = flags[1];
+    }
+    MPI_Alltoall(send_head.data(), 3, MPI_INT, recv_head.data(), 3, MPI_INT, world_.comm());
     long long total = 0;
     for (int r = 0; r < n; ++r) {
+      recv_counts[r] = recv_head[3 * r];
+      any[0] |= recv_head[3 * r + 1];
+      any[1] |= recv_head[3 * r + 2];
       recv_displs[r] = static_cast<int>(total);
       total += recv_counts[r];
     }

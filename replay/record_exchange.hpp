@@ -59,6 +59,10 @@ class RecordExchange {
   /// Sends everything posted, receives everything posted to the held ranks (cleared each
   /// round). MPI: collective on world.
   void exchange();
+  /// The same, and `flags` (two bits per process) are ORed over all processes into `any`: they
+  /// ride with the block sizes, so a round needs no reduction of its own.
+  /// MPI: collective on world.
+  void exchange(const int flags[2], int any[2]);
   /// Calls f(source, data, bytes) for this round's records to held rank `dest`: sources in
   /// rank order, each source's records in posting order (one or more calls per source).
   template <class F>

@@ -132,6 +132,39 @@ TEST(RootCause, LateReceiverTieInWaitall_LatestSendCarriesIt) {
   EXPECT_NEAR(scenario::total(cube, "delay_latereceiver"), 3.0, kTol);
 }
 
+// A trace whose clocks make the backward dependencies circular, which no real run can produce:
+// a ring of 3 ranks where each receives from its left neighbour and then sends to its right one,
+// every receive completing before the matching send begins (a Late Sender of 1 s on each rank).
+// The critical path's hops go round the ring for ever, and the root causes' reverse records
+// would wait on each other. Decided: the run stops with one error line naming the rank and
+// event where the path comes back, exit code 1, and no report (a silently partial critical
+// path would be a wrong answer).
+// Rank r: MPI_Recv from r-1 [0.5, 1.5], MPI_Send to r+1 [2, 2.1].
+TEST(RootCause, CircularDependenciesFromBrokenClocks_OneErrorLineNoReport) {
+  TempDir dir;
+  TraceWriter w(3);
+  scenario::open_all(w);
+  for (int r = 0; r < 3; ++r) {
+    w.recv(r, 0.5, 1.5, (r + 2) % 3, 0, 64);
+    w.send(r, 2.0, 2.1, (r + 1) % 3, 0, 64);
+  }
+  scenario::close_all(w, 3.0);
+  w.write(dir / "t");
+  const std::string report = dir / "t.cubex";
+  const RunResult run = run_cpreplay(3, {"-q", "-o", report, dir / "t/traces.otf2"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  // Exactly one error line (the launcher may add its own note about the exit code).
+  std::size_t errors = 0, pos = 0;
+  while ((pos = run.err.find("cpreplay: error: ", pos)) != std::string::npos) {
+    ++errors;
+    ++pos;
+  }
+  EXPECT_EQ(errors, 1u) << run.err;
+  EXPECT_NE(run.err.find("rank 0, event "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("form a cycle"), std::string::npos) << run.err;
+  EXPECT_FALSE(file_exists(report));
+}
+
 }  // namespace
 }  // namespace cpreplay::testing
 
@@ -159,3 +192,4 @@ TEST(RootCause, NoRootcauseOption_KeepsWaitStatesLeavesDelaysEmpty) {
 
 }  // namespace
 }  // namespace cpreplay::testing
+
