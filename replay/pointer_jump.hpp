@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// List ranking over ranks by pointer jumping: which nodes of a distributed linked list lie on the
-// list from a given head, and at which position, in O(log length) rounds of batched exchanges.
+// List ranking over processes by pointer jumping: which nodes of a distributed linked list lie on
+// the list from a given head, and at which position, in O(log length) rounds of batched exchanges.
 #pragma once
 
 #include <mpi.h>
@@ -16,9 +16,10 @@
 
 namespace cpreplay::replay {
 
-/// A node of a list spread over ranks: index `index` of rank `rank`'s node array.
+/// A node of a list spread over processes: index `index` of process `rank`'s node array (a
+/// process numbers the nodes of all the trace ranks it holds).
 struct NodeRef {
-  Rank rank = -1;  ///< -1: no node (the end of the list)
+  Rank rank = -1;  ///< the process; -1: no node (the end of the list)
   std::uint32_t index = 0;
   bool none() const { return rank < 0; }
   friend bool operator==(const NodeRef& a, const NodeRef& b) {
