@@ -78,12 +78,13 @@ class RankPath {
                           " to event " + std::to_string(q.target) + ", past the last event");
       return q.target;
     }
-    if (q.comm >= collectives_.ends.size() || q.target >= collectives_.ends[q.comm].size())
+    const std::vector<EventIdx>& ends = collectives_.on(q.comm);
+    if (q.target >= ends.size())
       throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(trace_.rank) +
                         ": the critical path comes from rank " + std::to_string(source) +
                         " to collective instance " + std::to_string(q.target) +
                         " on communicator " + std::to_string(q.comm) + ", which it never reached");
-    return collectives_.ends[q.comm][q.target];
+    return ends[q.target];
   }
 
   /// The latest wait state strictly before the end of an owned stretch: its index, or size()

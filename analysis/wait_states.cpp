@@ -500,7 +500,7 @@ WaitStateResult wait_state_pass(const Definitions& defs, const LocalTrace& trace
   WaitStatePass pass(defs, trace, sev);
   // Communicator by communicator, as the streamed timings come.
   std::vector<replay::CollInstance> instances;
-  for (std::uint32_t c = 0; c < collectives.ends.size(); ++c) {
+  for (std::size_t c = 0; c < collectives.ends.size(); ++c) {
     instances.resize(collectives.ends[c].size());
     for (std::uint32_t k = 0; k < instances.size(); ++k)
       instances[k] = collectives.instance(defs, trace, c, k);

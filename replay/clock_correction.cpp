@@ -49,7 +49,7 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Shar
     for (std::size_t k = 0; k < m.recv_events.size(); ++k)
       add(peer_rank(defs, trace, m.recv_events[k]), m.sends[k].time, trace.time[m.recv_events[k]]);
     const CollectiveTable& coll = collectives[i];
-    for (std::uint32_t c = 0; c < coll.ends.size(); ++c)
+    for (std::size_t c = 0; c < coll.ends.size(); ++c)
       for (std::uint32_t k = 0; k < coll.ends[c].size(); ++k) {
         Rank src = 0;
         Ticks begin = 0;
@@ -131,7 +131,7 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& 
     for (std::size_t k = 0; k < m.recv_events.size(); ++k)
       if (m.sends[k].time > trace.time[m.recv_events[k]])
         floor.push_back({m.recv_events[k], m.sends[k].time});
-    for (std::uint32_t c = 0; c < coll.ends.size(); ++c)
+    for (std::size_t c = 0; c < coll.ends.size(); ++c)
       for (std::uint32_t k = 0; k < coll.ends[c].size(); ++k) {
         const CollInstance inst = coll.instance(defs, trace, c, k);
         Rank src = 0;

@@ -30,10 +30,9 @@ enum Slot : int { kBegin, kNegEnd, kSenderBegin, kRootBegin, kRootSent, kRootRec
 /// and one MPI_Exscan. Otherwise the scan instances' values are gathered (O(comm size) each).
 /// MPI: collective on `comm` (MPI_COMM_NULL: local).
 std::vector<double> scan_senders(MPI_Comm comm, bool runs, std::uint32_t size,
-                                 const std::vector<std::size_t>& members,
-                                 const std::vector<std::vector<int>>& local_rank, std::uint32_t c,
-                                 std::size_t n, const std::vector<double>& sender_begin) {
-  const std::size_t held = members.size();
+                                 const std::vector<int>& locals, std::size_t n,
+                                 const std::vector<double>& sender_begin) {
+  const std::size_t held = locals.size();
   auto value = [&](std::size_t m, std::size_t j) { return sender_begin[m * n + j]; };
   std::vector<double> result(held * n, kNone);
   if (comm == MPI_COMM_NULL || runs) {
@@ -57,7 +56,7 @@ std::vector<double> scan_senders(MPI_Comm comm, bool runs, std::uint32_t size,
   // Members of several hosts interleave: every host learns every member's value.
   std::vector<double> mine;
   for (std::size_t m = 0; m < held; ++m) {
-    mine.push_back(local_rank[members[m]][c]);
+    mine.push_back(locals[m]);
     for (std::size_t j = 0; j < n; ++j) mine.push_back(value(m, j));
   }
   int hosts = 0;
@@ -78,8 +77,8 @@ std::vector<double> scan_senders(MPI_Comm comm, bool runs, std::uint32_t size,
     for (std::size_t j = 0; j < n; ++j)
       by_local[k * n + j] = std::max(by_local[k * n + j], by_local[(k - 1) * n + j]);
   for (std::size_t m = 0; m < held; ++m)
-    std::copy(by_local.begin() + static_cast<std::ptrdiff_t>(local_rank[members[m]][c] * n),
-              by_local.begin() + static_cast<std::ptrdiff_t>((local_rank[members[m]][c] + 1) * n),
+    std::copy(by_local.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(locals[m]) * n),
+              by_local.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(locals[m] + 1) * n),
               result.begin() + static_cast<std::ptrdiff_t>(m * n));
   return result;
 }
@@ -99,9 +98,21 @@ CollKind kind_of(CollOp op) {
   }
 }
 
+std::ptrdiff_t CollectiveTable::slot(std::uint32_t comm) const {
+  const auto it = std::lower_bound(comms.begin(), comms.end(), comm);
+  return it != comms.end() && *it == comm ? it - comms.begin() : -1;
+}
+
+const std::vector<EventIdx>& CollectiveTable::on(std::uint32_t comm) const {
+  static const std::vector<EventIdx> kNone;
+  const std::ptrdiff_t s = slot(comm);
+  return s < 0 ? kNone : ends[static_cast<std::size_t>(s)];
+}
+
 CollInstance CollectiveTable::instance(const Definitions& defs, const LocalTrace& trace,
-                                      std::uint32_t comm, std::uint32_t k) const {
-  const EventIdx end = ends[comm][k];
+                                      std::size_t s, std::uint32_t k) const {
+  const std::uint32_t comm = comms[s];
+  const EventIdx end = ends[s][k];
   if (trace.kind[end] == EventKind::CollEnd) {
     const CollRecord& rec = trace.coll[trace.ref[end]];
     return CollInstance{rec.begin, end, comm, k, kind_of(rec.op)};
@@ -172,64 +183,85 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
 
   const std::uint32_t ncomms = static_cast<std::uint32_t>(defs.comms.size());
   std::vector<CollectiveTable> tables(held);
-  // 1. The local instances of each held rank in event order, by communicator.
-  for (std::size_t i = 0; i < held; ++i) {
-    const LocalTrace& trace = shard.traces[i];
-    CollectiveTable& table = tables[i];
-    table.init_finalize_comm = ncomms;
-    table.ends.resize(ncomms + 1);
-    for (EventIdx e = 0; e < trace.size(); ++e) {
-      const EventKind k = trace.kind[e];
-      if (k == EventKind::CollEnd) {
-        table.ends[trace.coll[trace.ref[e]].comm].push_back(e);
-      } else if (k == EventKind::Leave) {
-        const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
-        if (cls == MpiClass::Init || cls == MpiClass::Finalize) table.ends[ncomms].push_back(e);
+  // 1. The local instances of each held rank in event order, by communicator (only the
+  //    communicators it has instances on).
+  {
+    std::vector<std::pair<std::uint32_t, EventIdx>> found;  // (communicator, end event)
+    for (std::size_t i = 0; i < held; ++i) {
+      const LocalTrace& trace = shard.traces[i];
+      CollectiveTable& table = tables[i];
+      table.init_finalize_comm = ncomms;
+      found.clear();
+      for (EventIdx e = 0; e < trace.size(); ++e) {
+        const EventKind k = trace.kind[e];
+        if (k == EventKind::CollEnd) {
+          found.emplace_back(trace.coll[trace.ref[e]].comm, e);
+        } else if (k == EventKind::Leave) {
+          const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
+          if (cls == MpiClass::Init || cls == MpiClass::Finalize) found.emplace_back(ncomms, e);
+        }
+      }
+      std::stable_sort(found.begin(), found.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [c, e] : found) {
+        if (table.comms.empty() || table.comms.back() != c) {
+          table.comms.push_back(c);
+          table.ends.emplace_back();
+        }
+        table.ends.back().push_back(e);
       }
     }
   }
-  // Comm-local rank of each held rank per communicator (-1: not a member), from one pass over
-  // the member lists: nothing here grows with ranks x ranks.
-  std::vector<std::vector<int>> local_rank(held, std::vector<int>(ncomms + 1, -1));
+  // The held members of each communicator with their comm-local ranks, in comm-local order,
+  // from one pass over the member lists: nothing here grows with ranks x communicators.
+  // MPI_COMM_SELF stands for a different communicator on every rank: no members listed.
+  std::vector<std::vector<std::pair<std::size_t, int>>> held_members(ncomms + 1);
   for (std::uint32_t c = 0; c < ncomms; ++c) {
     const Communicator& comm = defs.comms[c];
-    if (comm.is_self) {
-      for (auto& l : local_rank) l[c] = 0;
-      continue;
-    }
+    if (comm.is_self) continue;
     for (std::size_t k = 0; k < comm.members.size(); ++k)
-      if (shard.holds(comm.members[k])) local_rank[shard.index(comm.members[k])][c] = static_cast<int>(k);
+      if (shard.holds(comm.members[k]))
+        held_members[c].emplace_back(shard.index(comm.members[k]), static_cast<int>(k));
   }
-  for (std::size_t i = 0; i < held; ++i) local_rank[i][ncomms] = shard.first() + static_cast<Rank>(i);
+  for (std::size_t i = 0; i < held; ++i)
+    held_members[ncomms].emplace_back(i, shard.first() + static_cast<Rank>(i));
+  std::vector<std::vector<std::size_t>> held_sorted(ncomms + 1);  // the same, by held index
+  for (std::uint32_t c = 0; c <= ncomms; ++c) {
+    for (const auto& [i, local] : held_members[c]) held_sorted[c].push_back(i);
+    std::sort(held_sorted[c].begin(), held_sorted[c].end());
+  }
+  auto is_member = [&](std::size_t i, std::uint32_t c) {
+    return std::binary_search(held_sorted[c].begin(), held_sorted[c].end(), i);
+  };
 
   // 2. Members must agree on the number of instances per communicator.
+  // lo: fewest instances of a member (-1: a non-member has some); hi: most of a member.
   auto lo_of = [&](std::size_t i, std::uint32_t c) {
-    const bool member = local_rank[i][c] >= 0;
-    const long long n = static_cast<long long>(tables[i].ends[c].size());
+    const long long n = static_cast<long long>(tables[i].on(c).size());
     if (c < ncomms && defs.comms[c].is_self) return std::numeric_limits<long long>::max();
-    if (!member) return n > 0 ? -1LL : std::numeric_limits<long long>::max();
+    if (!is_member(i, c)) return n > 0 ? -1LL : std::numeric_limits<long long>::max();
     return n;
-  };
-  auto hi_of = [&](std::size_t i, std::uint32_t c) {
-    if (c < ncomms && defs.comms[c].is_self) return -1LL;
-    return local_rank[i][c] >= 0 ? static_cast<long long>(tables[i].ends[c].size()) : -1LL;
   };
   std::vector<long long> lo(ncomms + 1, std::numeric_limits<long long>::max()), hi(ncomms + 1, -1),
       glo(ncomms + 1), ghi(ncomms + 1);
-  for (std::size_t i = 0; i < held; ++i)
-    for (std::uint32_t c = 0; c <= ncomms; ++c) {
-      // One MPI_COMM_SELF definition stands for a different communicator on every rank, so the
-      // ranks' counts need not agree (a rank may reduce over MPI_COMM_SELF alone).
-      lo[c] = std::min(lo[c], lo_of(i, c));
-      hi[c] = std::max(hi[c], hi_of(i, c));
+  for (std::uint32_t c = 0; c <= ncomms; ++c)
+    for (const auto& [i, local] : held_members[c]) {
+      const long long n = static_cast<long long>(tables[i].on(c).size());
+      lo[c] = std::min(lo[c], n);
+      hi[c] = std::max(hi[c], n);
     }
+  for (std::size_t i = 0; i < held; ++i)
+    for (std::uint32_t c : tables[i].comms)  // collectives on a communicator we are not part of
+      if (c < ncomms && !defs.comms[c].is_self && !is_member(i, c)) lo[c] = -1;
   MPI_Allreduce(lo.data(), glo.data(), ncomms + 1, MPI_LONG_LONG, MPI_MIN, world.comm());
   MPI_Allreduce(hi.data(), ghi.data(), ncomms + 1, MPI_LONG_LONG, MPI_MAX, world.comm());
   for (std::uint32_t c = 0; c <= ncomms; ++c)
     if (tolerate_missing && ghi[c] >= 0 && glo[c] >= 0 && glo[c] != ghi[c]) {
       // --partial: instances that not every member reached are left out.
       for (CollectiveTable& table : tables) {
-        auto& list = table.ends[c];
+        const std::ptrdiff_t at = table.slot(c);
+        if (at < 0) continue;
+        auto& list = table.ends[static_cast<std::size_t>(at)];
         if (static_cast<long long>(list.size()) > glo[c]) {
           table.dropped += list.size() - static_cast<std::size_t>(glo[c]);
           list.resize(static_cast<std::size_t>(glo[c]));
@@ -260,19 +292,22 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
 
   if (!sink)
     for (CollectiveTable& table : tables) {
-      table.timing.resize(ncomms + 1);
-      for (std::uint32_t c = 0; c <= ncomms; ++c) table.timing[c].resize(table.ends[c].size());
+      table.timing.resize(table.ends.size());
+      for (std::size_t k = 0; k < table.ends.size(); ++k)
+        table.timing[k].resize(table.ends[k].size());
     }
   // Timings of the current window for one held rank: handed to the sink, or copied into its
   // table.
   std::vector<CollInstance> win_inst;
   std::vector<CollTiming> win_time;
   auto instance = [&](std::size_t i, std::uint32_t c, std::size_t k) {
-    return tables[i].instance(defs, shard.traces[i], c, static_cast<std::uint32_t>(k));
+    return tables[i].instance(defs, shard.traces[i], static_cast<std::size_t>(tables[i].slot(c)),
+                              static_cast<std::uint32_t>(k));
   };
   auto deliver = [&](std::size_t i, std::uint32_t c, std::size_t first) {
     if (!sink) {
-      std::copy(win_time.begin(), win_time.end(), tables[i].timing[c].begin() + first);
+      std::copy(win_time.begin(), win_time.end(),
+                tables[i].timing[static_cast<std::size_t>(tables[i].slot(c))].begin() + first);
       return;
     }
     win_inst.resize(win_time.size());
@@ -289,24 +324,34 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
   std::string error;
   MPI_Group world_group;
   MPI_Comm_group(world.comm(), &world_group);
-  std::vector<std::size_t> members;  // held members of c, in comm-local order
+  std::vector<std::size_t> members;  // held members of c with instances, in comm-local order
+  std::vector<int> locals;           // their comm-local ranks
   for (std::uint32_t c = 0; c <= ncomms; ++c) {
     members.clear();
-    for (std::size_t i = 0; i < held; ++i)
-      if (local_rank[i][c] >= 0 && !tables[i].ends[c].empty()) members.push_back(i);
+    locals.clear();
+    if (c < ncomms && defs.comms[c].is_self) {
+      for (std::size_t i = 0; i < held; ++i)
+        if (!tables[i].on(c).empty()) {
+          members.push_back(i);
+          locals.push_back(0);
+        }
+    } else {
+      for (const auto& [i, local] : held_members[c])
+        if (!tables[i].on(c).empty()) {
+          members.push_back(i);
+          locals.push_back(local);
+        }
+    }
     if (members.empty()) continue;
-    std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-      return local_rank[a][c] < local_rank[b][c];
-    });
     const bool pseudo = c == ncomms;
     const Communicator* comm = pseudo ? nullptr : &defs.comms[c];
     const std::uint32_t size =
         pseudo ? static_cast<std::uint32_t>(defs.ranks()) : comm->size();
-    const std::size_t count = tables[members[0]].ends[c].size();
+    const std::size_t count = tables[members[0]].on(c).size();
     if (size <= 1) {
       for (std::size_t i : members) {
         const LocalTrace& trace = shard.traces[i];
-        const auto& list = tables[i].ends[c];
+        const auto& list = tables[i].on(c);
         for (std::size_t first = 0; first < list.size(); first += window) {
           const std::size_t n = std::min(window, list.size() - first);
           win_time.assign(n, CollTiming{});
@@ -382,7 +427,7 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
       for (std::size_t m = 0; m < members.size(); ++m) {
         const std::size_t i = members[m];
         const LocalTrace& trace = shard.traces[i];
-        const int my_local = local_rank[i][c];
+        const int my_local = locals[m];
         for (std::size_t j = 0; j < n; ++j) {
           const CollInstance inst = instance(i, c, first + j);
           const double b = as_double(trace.time[inst.begin]);
@@ -427,9 +472,10 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
             static_cast<int>(s[kOp].value) == static_cast<int>(CollOp::Exscan))
           any_scan = true;
       }
-      for (std::size_t i : members) {
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const std::size_t i = members[m];
         const LocalTrace& trace = shard.traces[i];
-        const int my_local = local_rank[i][c];
+        const int my_local = locals[m];
         for (std::size_t j = 0; j < n; ++j) {
           const CollInstance inst = instance(i, c, first + j);
           const DoubleInt* s = &out[j * kSlots];
@@ -468,7 +514,7 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
       // comm-local order (member_scan[m][j]).
       std::vector<double> member_scan;
       if (any_scan)
-        member_scan = scan_senders(mpi_comm, runs, size, members, local_rank, c, n, sender_begin);
+        member_scan = scan_senders(mpi_comm, runs, size, locals, n, sender_begin);
 
       for (std::size_t m = 0; m < members.size(); ++m) {
         win_time.assign(n, CollTiming{});

@@ -58,14 +58,22 @@ struct CollTiming {
 /// in order. Everything else of an instance follows from the end event (instance()).
 struct CollectiveTable {
   std::uint32_t init_finalize_comm = 0;  ///< id of the pseudo communicator
-  /// Per communicator (pseudo one last): the end events of its instances in order, k -> end.
+  /// The communicators this rank has instances on, ascending (the pseudo one last): sparse, so
+  /// a process holding many ranks of a trace with many communicators keeps no rank x
+  /// communicator table.
+  std::vector<std::uint32_t> comms;
+  /// Parallel to `comms`: the end events of the communicator's instances in order, k -> end.
   std::vector<std::vector<EventIdx>> ends;
   /// Parallel to `ends`, only without a sink (--time-correct, which reuses them).
   std::vector<std::vector<CollTiming>> timing;
   std::uint64_t dropped = 0;  ///< instances left out because not every member reached them
 
-  /// The k-th instance on communicator `comm`.
-  CollInstance instance(const Definitions& defs, const LocalTrace& trace, std::uint32_t comm,
+  /// The position of communicator `comm` in `comms`, or -1 (no instance on it).
+  std::ptrdiff_t slot(std::uint32_t comm) const;
+  /// The end events of the instances on communicator `comm` (empty: none).
+  const std::vector<EventIdx>& on(std::uint32_t comm) const;
+  /// The k-th instance of the communicator at position s of `comms`.
+  CollInstance instance(const Definitions& defs, const LocalTrace& trace, std::size_t s,
                         std::uint32_t k) const;
   std::size_t size() const;
 };
