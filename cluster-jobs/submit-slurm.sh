@@ -45,11 +45,12 @@ if [ "$ok" != 1 ]; then
        "of $anchor), not '$processes'" >&2
   exit 2
 fi
-# Sizing (bench/RESULTS.md): a process needs about 20 MB plus 30 bytes per event of the ranks it
-# holds; the largest holds ceil(ranks / processes) ranks. The job asks for 2 GB per task.
+# Sizing (bench/RESULTS.md): a process needs about 20 MB, plus 30 bytes per event and 25 kB per
+# rank of the ranks it holds; the largest holds ceil(ranks / processes) ranks. (Process 0 also
+# gathers the report's rows, up to 64 MB more.) The job asks for 2 GB per task.
 per_process=$(( (ranks + processes - 1) / processes ))
 events_per=$(( (events * per_process + ranks - 1) / ranks ))
-mb=$(( 20 + (events_per * 30 + 999999) / 1000000 ))
+mb=$(( 20 + (events_per * 30 + 999999) / 1000000 + (per_process * 25 + 999) / 1000 ))
 echo "submit-slurm.sh: $anchor: $ranks ranks, $events events; $processes processes of up to" \
      "$per_process ranks ($events_per events) need about $mb MB each" >&2
 memory=()

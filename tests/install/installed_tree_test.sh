@@ -218,7 +218,7 @@ expect_eq "submit-slurm.sh dry run" "$out" "$(quoted sbatch --ntasks=4 "$jobs/cp
 # A process count, and the sizing it prints (672 events; 2 of the 4 ranks on each process).
 out=$(bash "$jobs/submit-slurm.sh" -n 2 example -q 2>"$work/sizing.err")
 expect_eq "submit-slurm.sh -n 2 dry run" "$out" "$(quoted sbatch --ntasks=2 "$jobs/cpreplay.slurm" example -q)"
-expect_eq "submit-slurm.sh -n 2 sizing" "$(cat "$work/sizing.err")" "submit-slurm.sh: example/traces.otf2: 4 ranks, 672 events; 2 processes of up to 2 ranks (336 events) need about 21 MB each"
+expect_eq "submit-slurm.sh -n 2 sizing" "$(cat "$work/sizing.err")" "submit-slurm.sh: example/traces.otf2: 4 ranks, 672 events; 2 processes of up to 2 ranks (336 events) need about 22 MB each"
 for bad in 0 5 x 08; do
   set +e
   out=$(bash "$jobs/submit-slurm.sh" -n "$bad" example 2>&1)
