@@ -339,6 +339,19 @@ const bool kRegistered = [] {
   return true;
 }();
 
+// --read-only decodes every rank's events, whatever process holds them: the example has 4 ranks
+// of 168 events.
+TEST(ProcessCount, ReadOnly_CountsEveryRanksEventsAt1_3_4) {
+  TempDir dir;
+  const std::string anchor = mktrace(dir, {"example"});
+  for (int m : {1, 3, 4}) {
+    const RunResult run = run_cpreplay(m, {"--read-only", anchor});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find(" 672 events (read-only)"), std::string::npos) << "M = " << m << ": "
+                                                                          << run.err;
+  }
+}
+
 // ---- bad input
 
 // More processes than ranks: one line naming N, exit 2, no report.
