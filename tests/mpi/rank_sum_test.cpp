@@ -105,13 +105,3 @@ TEST(RankBlocks, ContiguousBlocksDifferingByAtMostOne) {
 
 }  // namespace
 }  // namespace cpreplay::replay
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  const int failed = RUN_ALL_TESTS();
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any;
-}
