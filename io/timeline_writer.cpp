@@ -49,6 +49,18 @@ std::size_t utf8_length(const std::string& s, std::size_t i) {
   return n;
 }
 
+/// The head every complete ("X") event shares: phase, process, thread, start and duration.
+void complete_head(std::string& out, int pid, int tid, std::uint64_t ts_ns, std::uint64_t dur_ns) {
+  out += ",\n{\"ph\":\"X\",\"pid\":";
+  append_int(out, pid);
+  out += ",\"tid\":";
+  append_int(out, tid);
+  out += ",\"ts\":";
+  append_us(out, ts_ns);
+  out += ",\"dur\":";
+  append_us(out, dur_ns);
+}
+
 }  // namespace
 
 std::string TimelineFormat::quote(const std::string& text) {
@@ -112,12 +124,7 @@ std::string TimelineFormat::footer(const std::vector<std::pair<std::string, std:
 
 void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
                               std::uint32_t callpath) const {
-  out += ",\n{\"ph\":\"X\",\"pid\":";
-  append_int(out, pid);
-  out += ",\"tid\":0,\"ts\":";
-  append_us(out, ts_ns);
-  out += ",\"dur\":";
-  append_us(out, dur_ns);
+  complete_head(out, pid, 0, ts_ns, dur_ns);
   out += ',';
   out += callpath < name_.size() ? name_[callpath] : unknown_name_;
   out += ",\"args\":{";
@@ -128,12 +135,7 @@ void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns, st
 void TimelineFormat::wait_state(std::string& out, int pid, std::uint64_t ts_ns,
                                 std::uint64_t dur_ns, const char* name, int partner, double wait_s,
                                 std::uint32_t callpath) const {
-  out += ",\n{\"ph\":\"X\",\"pid\":";
-  append_int(out, pid);
-  out += ",\"tid\":1,\"ts\":";
-  append_us(out, ts_ns);
-  out += ",\"dur\":";
-  append_us(out, dur_ns);
+  complete_head(out, pid, 1, ts_ns, dur_ns);
   out += ",\"name\":\"";
   out += name;  // a metric's display name: plain ASCII
   out += "\",\"args\":{\"partner_rank\":";
@@ -147,14 +149,7 @@ void TimelineFormat::wait_state(std::string& out, int pid, std::uint64_t ts_ns,
 
 void TimelineFormat::stretch(std::string& out, int pid, int rank, std::uint64_t ts_ns,
                              std::uint64_t dur_ns, std::uint32_t callpath) const {
-  out += ",\n{\"ph\":\"X\",\"pid\":";
-  append_int(out, pid);
-  out += ",\"tid\":";
-  append_int(out, rank);
-  out += ",\"ts\":";
-  append_us(out, ts_ns);
-  out += ",\"dur\":";
-  append_us(out, dur_ns);
+  complete_head(out, pid, rank, ts_ns, dur_ns);
   out += ",\"name\":\"rank ";
   append_int(out, rank);
   out += "\",\"args\":{\"rank\":";
