@@ -16,6 +16,7 @@
 #include "analysis/root_cause.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
+#include "analysis/what_if.hpp"
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "io/otf2_reader.hpp"
@@ -119,6 +120,7 @@ class Pipeline {
   void probe_outputs() {
     world_.agree([&] {
       if (world_.rank() != 0) return;
+      if (!settings_.no_what_if) analysis::check_what_if_regions(defs_, what_if_settings());
       { io::CubeWriter probe(output_, io::CubeReportDef{}); }
       if (!settings_.json.empty()) io::check_json_writable(settings_.json);
       if (!settings_.timeline.empty()) io::check_writable(settings_.timeline, "timeline");
@@ -210,6 +212,27 @@ class Pipeline {
     phase_end("critical path " + std::to_string(path_.length) + " s");
   }
 
+  /// What if: the gains of zeroing, balancing and rebalancing the top call paths, the
+  /// near-critical time, and the user's scenario, from one re-timing replay.
+  void what_if() {
+    if (settings_.no_what_if) return;
+    progress_.begin("what-if");
+    world_.agree([&] {
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, trace_, sev_, path_,
+                                        what_if_settings());
+    });
+    release_free_memory();
+    phase_end(std::to_string(what_if_.clocks) + " clocks, " + std::to_string(what_if_.parts) +
+              " parts, " + std::to_string(what_if_.forward_rounds) + " + " +
+              std::to_string(what_if_.backward_rounds) + " rounds");
+    if (what_if_.released > 0 && world_.rank() == 0)
+      std::fprintf(stderr,
+                   "cpreplay: warning: what-if: %llu synchronizations replayed without their "
+                   "partner (their partners' records depend on each other in a cycle, which "
+                   "clock-condition violations can cause)\n",
+                   static_cast<unsigned long long>(what_if_.released));
+  }
+
   /// --timeline and --overview: the run in time, with the critical path's stretches.
   void export_views() {
     if (settings_.timeline.empty() && settings_.overview.empty()) return;
@@ -244,6 +267,8 @@ class Pipeline {
   void summarize() {
     Summary summary = analysis::build_summary(world_, defs_, tree_, trace_, sev_, waits_, path_);
     describe_run(summary);
+    if (!settings_.no_what_if && world_.rank() == 0)
+      analysis::describe_what_if(summary, what_if_, defs_, tree_);
     world_.agree([&] {
       if (world_.rank() == 0 && !settings_.json.empty())
         io::write_summary_json(settings_.json, summary);
@@ -303,6 +328,16 @@ class Pipeline {
     }
     MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world_.comm());
     correction_.max_jump = largest_jump;
+  }
+
+  analysis::WhatIfSettings what_if_settings() const {
+    analysis::WhatIfSettings w;
+    w.top = settings_.what_if_top;
+    w.near_critical = settings_.near_critical;
+    w.changes = settings_.what_if;
+    w.window = settings_.window;
+    w.partial = settings_.partial;
+    return w;
   }
 
   io::CubeReportDef report_def() const {
@@ -392,6 +427,7 @@ class Pipeline {
   analysis::CriticalPathResult cp_;  ///< backward's result, consumed by reduce
   analysis::CriticalPathSummary path_;
   std::vector<analysis::PathStretch> stretches_;  ///< reduce keeps them for export_views
+  analysis::WhatIfResult what_if_;
 };
 
 }  // namespace
@@ -407,6 +443,7 @@ void run(const Settings& settings, replay::World& world) {
   p.backward();
   if (!settings.no_root_cause) p.root_causes();
   p.reduce();
+  p.what_if();
   p.export_views();
   p.write_report();
   p.summarize();

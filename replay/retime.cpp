@@ -1,0 +1,1566 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Re-timing replay: a forward dataflow over messages and collectives with one clock per
+// scenario, and a backward one for the slack, in rounds on the record transport.
+#include "replay/retime.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "cpreplay/error.hpp"
+#include "replay/collectives.hpp"
+#include "replay/messages.hpp"
+#include "replay/pointer_jump.hpp"
+#include "replay/record_exchange.hpp"
+
+namespace cpreplay::replay {
+namespace {
+
+using Clk = std::int64_t;
+constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
+constexpr Clk kPos = std::numeric_limits<Clk>::max() / 4;  // "no constraint" in min
+
+/// Record kinds on the transport: forward (F) and backward (B).
+enum Rec : std::uint8_t {
+  kLsF = 1,  ///< sender -> receiver: the send call's Enter, per clock
+  kLrF,      ///< receiver -> sender: the receive request call's Enter, per clock
+  kUpF,      ///< member -> host: a collective begin, per clock (or "not a source")
+  kReqF,     ///< binding member -> host: "tell me my constraint"
+  kDownF,    ///< host -> binding member: its constraint, per clock
+  kLsB,      ///< receiver -> sender: latest time for the send call's Enter
+  kLrB,      ///< sender -> receiver: latest time for the request call's Enter
+  kUpB,      ///< binding member -> host: latest time its begin sources allow
+  kDownB,    ///< host -> source member: latest time for its begin
+};
+
+/// How a collective instance binds (the wait-state rules, scalasca-metrics.md §4).
+enum class Bind : std::uint8_t {
+  None,     ///< nobody waits (zero payload, non-blocking, Alltoallv/w, alone)
+  All,      ///< binding members wait for the latest begin of all members
+  Senders,  ///< binding members wait for the latest begin of the members that sent
+  Root,     ///< binding members wait for the root's begin
+  Scan,     ///< a binding member waits for the latest begin of the senders up to itself
+  Reset,    ///< All, on all ranks, every rank binding: the run is cut into parts there
+};
+
+struct RecvEntry {
+  EventIdx completion;    ///< MpiRecv or MpiIrecv
+  EventIdx sender_event;  ///< the matching send event on the sender
+};
+
+struct SendEntry {
+  EventIdx send;     ///< MpiSend or MpiIsend
+  EventIdx request;  ///< the receiver's request event (MpiRecv or MpiIrecvRequest)
+};
+
+struct CollEntry {
+  EventIdx begin = kNoEvent;
+  EventIdx end = kNoEvent;
+  std::uint32_t comm = 0;
+  std::uint32_t k = 0;
+  std::uint32_t local = 0;  ///< this rank's communicator-local rank
+  Bind type = Bind::None;
+  bool binds = false;   ///< this rank's end waits (rules)
+  bool source = false;  ///< this rank's begin is a partner of the binding members
+  bool up = false;      ///< this rank sends its begin (or a marker) to the host
+};
+
+#pragma pack(push, 4)
+struct GapEntry {
+  EventIdx event;
+  Clk gap;  ///< end minus the latest original ready time (may be < 0 with clock violations)
+};
+#pragma pack(pop)
+
+std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
+  return (std::uint64_t{r} << 56) | (std::uint64_t{hi} << 32) | lo;
+}
+
+/// Open-addressing map from non-zero 64-bit keys to values (records waiting for their event):
+/// one probe sequence per lookup, no allocation per record.
+class FlatMap {
+ public:
+  FlatMap() { keys_.assign(64, 0), vals_.assign(64, 0); }
+  bool find(std::uint64_t key, Clk& value) const {
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        value = vals_[i];
+        return true;
+      }
+      if (keys_[i] == 0) return false;
+    }
+  }
+  /// Inserts; a key already present is overwritten (returns false).
+  bool insert(std::uint64_t key, Clk value) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        vals_[i] = value;
+        return false;
+      }
+      if (keys_[i] == 0) {
+        keys_[i] = key;
+        vals_[i] = value;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void erase(std::uint64_t key) {
+    std::size_t i = slot(key);
+    for (;; i = (i + 1) & mask()) {
+      if (keys_[i] == 0) return;
+      if (keys_[i] == key) break;
+    }
+    // Backward shift: later entries of the probe run move up, so lookups never see a hole.
+    for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      if (keys_[j] == 0) break;
+      const std::size_t home = slot(keys_[j]);
+      if (((j - home) & mask()) >= ((j - i) & mask())) {
+        keys_[i] = keys_[j];
+        vals_[i] = vals_[j];
+        i = j;
+      }
+    }
+    keys_[i] = 0;
+    --size_;
+  }
+  std::size_t size() const { return size_; }
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != 0) f(keys_[i], vals_[i]);
+  }
+  void clear() {
+    keys_.assign(64, 0);
+    vals_.assign(64, 0);
+    size_ = 0;
+  }
+
+ private:
+  std::size_t mask() const { return keys_.size() - 1; }
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<Clk> vals(keys.size(), 0);
+    keys.swap(keys_);
+    vals.swap(vals_);
+    size_ = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != 0) insert(keys[i], vals[i]);
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<Clk> vals_;
+  std::size_t size_ = 0;
+};
+
+/// Per collective instance on its host (the member of local rank k mod size).
+struct HostInstance {
+  Bind type = Bind::None;
+  std::uint32_t comm = 0;
+  std::uint32_t size = 0;
+  std::uint32_t expected = 0;  ///< begin records to wait for
+  std::uint32_t got = 0;
+  std::vector<Clk> clocks;     ///< max per clock; Scan: size x clocks, per local rank
+  std::vector<std::uint8_t> arrived;  ///< Scan: per local rank
+  std::vector<std::pair<Rank, std::uint32_t>> waiting;  ///< binders to answer (rank, local)
+  std::uint32_t binders = 0;
+  std::vector<std::uint32_t> binder_locals;  ///< Scan
+  std::vector<std::uint32_t> source_locals;  ///< Senders, Scan, Root
+  // Backward.
+  std::uint32_t binders_in = 0;
+  Clk min_value = kPos;
+  std::vector<Clk> binder_values;  ///< Scan: per binder_locals entry
+  std::vector<std::uint8_t> binder_in;  ///< Scan
+  std::vector<std::uint8_t> replied;  ///< per source (All: per local rank)
+  bool all_replied = false;
+};
+
+class Retimer {
+ public:
+  Retimer(const World& world, const Definitions& defs, const CallTree& tree,
+          const LocalTrace& trace, const RetimeRequest& request)
+      : world_(world), defs_(defs), tree_(tree), trace_(trace), req_(request),
+        me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
+        window_(std::max<std::size_t>(request.window, 1)) {}
+
+  RetimeResult run() {
+    RetimeResult result;
+    prepare();
+    plan_changes();
+    part_visits();
+    result.parts = resets_.size() + 1;
+    forward(result);
+    if (req_.slack_limit >= 0.0) backward(result);
+    std::uint64_t released = released_;
+    MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    world_.agree([&] {
+      if (!error_.empty()) throw ReplayError(error_);
+    });
+    result.runtime = std::move(runtime_);
+    result.near_critical = std::move(near_critical_);
+    return result;
+  }
+
+ private:
+  // ---- Time and call paths -----------------------------------------------------------------
+  Clk T(EventIdx e) const { return static_cast<Clk>(trace_.time[e]); }
+  std::uint32_t parent(std::uint32_t cp) const {
+    const CallpathId p = tree_.node(CallpathId{cp}).parent;
+    return p.valid() ? p.value : UINT32_MAX;
+  }
+  bool mpi_region(std::uint32_t cp) const {
+    return defs_.region(RegionId{trace_.region_of_path[cp]}).is_mpi();
+  }
+  /// The call path of the activity that ends at e (the innermost region open before e).
+  std::uint32_t activity_path(EventIdx e) const {
+    switch (trace_.kind[e]) {
+      case EventKind::Enter: return parent(trace_.ref[e]);
+      case EventKind::Leave: return trace_.ref[e];
+      default: {
+        const EventIdx call = trace_.call_of(e);
+        return call == kNoEvent ? UINT32_MAX : trace_.ref[call];
+      }
+    }
+  }
+  Rank peer(EventIdx e) const { return peer_rank(defs_, trace_, e); }
+  MpiClass call_class(EventIdx call) const {
+    return defs_.region(trace_.region_of(call)).mpi_class;
+  }
+
+  // ---- Scenarios ---------------------------------------------------------------------------
+  /// Changes per call path (CSR); a balance slot per Balance change; rebalance factors from
+  /// every rank's non-waiting time in the call path.
+  void plan_changes() {
+    const std::size_t n = tree_.size();
+    std::vector<TimeChange> sorted = req_.changes;
+    std::sort(sorted.begin(), sorted.end(), [](const TimeChange& a, const TimeChange& b) {
+      return a.callpath != b.callpath ? a.callpath < b.callpath : a.clock < b.clock;
+    });
+    // Non-waiting exclusive time and visits of the call paths to balance, over all ranks.
+    std::vector<std::uint32_t> stat_of(n, UINT32_MAX);
+    std::vector<std::uint32_t> stat_path;
+    for (const TimeChange& c : sorted)
+      if (c.callpath < n && c.kind != TimeChange::Kind::Factor &&
+          stat_of[c.callpath] == UINT32_MAX) {
+        stat_of[c.callpath] = static_cast<std::uint32_t>(stat_path.size());
+        stat_path.push_back(c.callpath);
+      }
+    const std::size_t m = stat_path.size();
+    std::vector<double> local(3 * m, 0.0), global(3 * m, 0.0);
+    if (m > 0) {
+      std::size_t gi = 0;
+      for (EventIdx e = 0; e < trace_.size(); ++e) {
+        while (gi < gaps_.size() && gaps_[gi].event < e) ++gi;
+        if (trace_.kind[e] == EventKind::Enter && stat_of[trace_.ref[e]] != UINT32_MAX)
+          local[m + stat_of[trace_.ref[e]]] += 1.0;
+        if (e == 0) continue;
+        const std::uint32_t cp = activity_path(e);
+        if (cp == UINT32_MAX || stat_of[cp] == UINT32_MAX) continue;
+        const bool sync = gi < gaps_.size() && gaps_[gi].event == e;
+        local[stat_of[cp]] +=
+            static_cast<double>(sync ? std::max<Clk>(gaps_[gi].gap, 0) : T(e) - T(e - 1));
+      }
+      for (std::size_t i = 0; i < m; ++i) local[2 * m + i] = local[i] > 0.0 ? 1.0 : 0.0;
+      MPI_Allreduce(local.data(), global.data(), static_cast<int>(3 * m), MPI_DOUBLE, MPI_SUM,
+                    world_.comm());
+    }
+    change_begin_.assign(n + 1, 0);
+    for (const TimeChange& c : sorted) {
+      if (c.callpath >= n || c.clock == 0 || c.clock >= S_) continue;
+      Mod mod;
+      mod.clock = c.clock;
+      mod.factor = c.value;
+      mod.slot = -1;
+      if (c.kind == TimeChange::Kind::Balance) {
+        const std::size_t i = stat_of[c.callpath];
+        if (global[m + i] <= 0.0) continue;  // never visited: nothing to balance
+        mod.slot = static_cast<int>(visit_mean_.size());
+        visit_mean_.push_back(global[i] / global[m + i]);
+      } else if (c.kind == TimeChange::Kind::Rebalance) {
+        // A rank without time in it cannot take work there (it has no such code path).
+        const std::size_t i = stat_of[c.callpath];
+        if (local[i] <= 0.0 || global[2 * m + i] <= 0.0) continue;
+        mod.factor = global[i] / global[2 * m + i] / local[i];
+      }
+      mods_.push_back(mod);
+      ++change_begin_[c.callpath + 1];
+    }
+    for (std::size_t c = 0; c < n; ++c) change_begin_[c + 1] += change_begin_[c];
+    B_ = visit_mean_.size();
+  }
+
+  struct Mod {
+    std::uint32_t clock;
+    int slot;  ///< VisitMean: its balance slot; -1: Factor
+    double factor;
+  };
+
+  /// Adds to each clock what the scenario makes of `d` ticks spent in call path cp (the base
+  /// value d is already added to every clock). `vis` holds the open visits' factors.
+  void apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e) const {
+    if (cp == UINT32_MAX) return;
+    for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i) {
+      const Mod& m = mods_[i];
+      double f = m.factor;
+      if (m.slot >= 0) {
+        f = vis[m.slot];
+        if (f < 0.0) {
+          // A visit without exclusive time: its mean is added at its Leave.
+          a[m.clock] -= d;
+          if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
+            a[m.clock] += std::llround(visit_mean_[m.slot]);
+          continue;
+        }
+      }
+      a[m.clock] += std::llround(static_cast<double>(d) * f) - d;
+    }
+  }
+
+  /// The factor that makes the visit entered at `enter` take the balance slot's mean exclusive
+  /// time; -1 for a visit without exclusive time.
+  double visit_factor(EventIdx enter, int slot) const {
+    Clk x = 0;
+    int depth = 0;
+    auto gi = std::lower_bound(gaps_.begin(), gaps_.end(), enter + 1,
+                               [](const GapEntry& g, EventIdx e) { return g.event < e; });
+    for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
+      while (gi != gaps_.end() && gi->event < i) ++gi;
+      if (depth == 0)
+        x += gi != gaps_.end() && gi->event == i ? std::max<Clk>(gi->gap, 0) : T(i) - T(i - 1);
+      const EventKind k = trace_.kind[i];
+      if (k == EventKind::Enter) {
+        ++depth;
+      } else if (k == EventKind::Leave) {
+        if (depth == 0) break;
+        --depth;
+      }
+    }
+    return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
+  }
+
+  int balance_slot(std::uint32_t cp) const {
+    if (B_ == 0 || cp == UINT32_MAX) return -1;
+    for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i)
+      if (mods_[i].slot >= 0) return mods_[i].slot;
+    return -1;
+  }
+
+  // ---- Preparation: matching, collective rules, the cut points -------------------------------
+  class MatchSink final : public MessageSink {
+   public:
+    explicit MatchSink(Retimer& r) : r_(r) {}
+    void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
+      for (std::size_t i = 0; i < n; ++i) {
+        r_.recvs_.push_back(RecvEntry{m[i].event, m[i].send.event});
+        r_.check_partner(m[i].event, m[i].send.call_enter);
+        r_.ready_.push_back(Ready{m[i].event, m[i].send.call_enter});
+      }
+    }
+    void sends(const MatchedSend* m, std::size_t n, EventIdx) override {
+      for (std::size_t i = 0; i < n; ++i) {
+        r_.sends_.push_back(SendEntry{m[i].event, m[i].recv.request_event});
+        EventIdx attach = kNoEvent;
+        const bool binding = r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach);
+        r_.lr_bind_.push_back(binding ? 1 : 0);
+        if (binding) {
+          r_.check_partner(attach, m[i].recv.request_enter);
+          r_.ready_.push_back(Ready{attach, m[i].recv.request_enter});
+        }
+      }
+    }
+
+   private:
+    Retimer& r_;
+  };
+
+  /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
+  /// receive request when its call ends after the request was entered. `attach`: the event the
+  /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
+  bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
+    EventIdx c = s;
+    if (trace_.kind[s] == EventKind::Isend) {
+      c = trace_.message(s).partner;
+      if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) return false;
+    }
+    const EventIdx call = trace_.call_of(c);
+    if (call == kNoEvent) return false;
+    const MpiClass cls = call_class(call);
+    if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
+      return false;
+    const EventIdx leave = trace_.leave_of(call);
+    if (leave == kNoEvent || !(trace_.time[leave] > request_enter)) return false;
+    attach = trace_.kind[s] == EventKind::Send ? leave : c;
+    return true;
+  }
+
+  /// Segment of event e among the candidate cut points: how many candidate ends are <= e.
+  std::size_t candidate_segment(EventIdx e) const {
+    return static_cast<std::size_t>(std::upper_bound(cand_end_.begin(), cand_end_.end(), e) -
+                                    cand_end_.begin());
+  }
+
+  /// A constraint at event x whose partner event is known only by its original time p (a time
+  /// at or before the partner rank's next cut, and at or after its previous one): the cut
+  /// points that may lie between the two are not cuts (docs/what-if.md, "Parts").
+  void check_partner(EventIdx x, Ticks p) { check_partner_range(x, p, p); }
+  /// The same for a collective whose members end no earlier than `lo` and begin no later than
+  /// `hi`.
+  void check_partner_range(EventIdx x, Ticks lo, Ticks hi) {
+    if (cand_m_.empty()) return;
+    const std::size_t s = candidate_segment(x);  // candidates 1..R are cand index 0..R-1
+    // Partner before cut s (1-based): candidates j0..s, j0 the first with M_j >= lo.
+    if (s > 0 && !(lo > cand_m_[s - 1])) {
+      const std::size_t j0 =
+          static_cast<std::size_t>(std::lower_bound(cand_m_.begin(), cand_m_.end(), lo) -
+                                   cand_m_.begin());
+      for (std::size_t j = j0; j < s; ++j) disq_[j] = 1;
+    }
+    // Partner after cut s + 1: candidates s+1 .. j1, j1 the last with M_j <= hi.
+    if (s < cand_m_.size() && !(hi < cand_m_[s])) {
+      const std::size_t j1 =
+          static_cast<std::size_t>(std::upper_bound(cand_m_.begin(), cand_m_.end(), hi) -
+                                   cand_m_.begin());
+      for (std::size_t j = s; j < j1; ++j) disq_[j] = 1;
+    }
+  }
+
+  struct InstanceInfo {
+    CollEntry entry;
+    Ticks earliest_end = 0;
+    Ticks latest_begin = 0;
+    Ticks ready = 0;        ///< binding: the original time of what it waits for
+    bool reset_ok = false;  ///< this rank allows a cut here
+  };
+
+  void prepare() {
+    const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
+    if (ncomms + 1 >= (1u << 24))
+      throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
+                                            "handles (2^24)");
+    // (1) Collective rules, from the forward replay's timings.
+    std::vector<InstanceInfo> infos;
+    const TimingSink sink = [&](const CollInstance* inst, const CollTiming* timing,
+                                std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) infos.push_back(classify(inst[i], timing[i]));
+    };
+    table_ = reduce_collectives(world_, defs_, trace_, req_.window, req_.tolerate_unmatched,
+                                sink);
+    // The cut candidates: the instances of one communicator holding every rank (the one with
+    // the most instances; MPI_Init/MPI_Finalize when there is none). Counts agree on all ranks.
+    std::uint32_t best = UINT32_MAX;
+    std::size_t best_count = 0;
+    for (std::uint32_t c = 0; c <= ncomms; ++c)
+      if (world_like(c) && table_.ends[c].size() > best_count) {
+        best = c;
+        best_count = table_.ends[c].size();
+      }
+    std::vector<const InstanceInfo*> cands;
+    for (const InstanceInfo& info : infos)
+      if (info.entry.comm == best) cands.push_back(&info);
+    std::sort(cands.begin(), cands.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
+      return a->entry.k < b->entry.k;
+    });
+    if (cands.size() != best_count && best != UINT32_MAX)
+      cands.clear();  // an instance was left out (--partial): no cuts
+    for (const InstanceInfo* c : cands) {
+      cand_end_.push_back(c->entry.end);
+      cand_m_.push_back(c->latest_begin);
+      disq_.push_back(c->reset_ok ? 0 : 1);
+    }
+    // Event order and k order agree, and so do the ends; M is non-decreasing along the cuts.
+    for (std::size_t j = 1; j < cand_end_.size(); ++j)
+      if (cand_end_[j] <= cand_end_[j - 1] || cand_m_[j] < cand_m_[j - 1]) disq_[j] = 1;
+    // (2) Collectives that bind must not reach across a cut.
+    for (const InstanceInfo& info : infos)
+      if (info.entry.comm != best && info.entry.type != Bind::None && info.entry.binds)
+        check_partner_range(info.entry.end, info.earliest_end, info.latest_begin);
+    // (3) Messages, matched as the forward replay matches them; their partners likewise.
+    {
+      MatchSink msink(*this);
+      match_messages(world_, defs_, trace_, msink, req_.tolerate_unmatched, req_.window);
+    }
+    // (4) The cuts every rank allows.
+    if (!disq_.empty())
+      MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
+                    MPI_MAX, world_.comm());
+    std::vector<std::uint8_t> is_reset(cands.size(), 0);
+    for (std::size_t j = 0; j < cands.size(); ++j)
+      if (!disq_[j]) {
+        is_reset[j] = 1;
+        resets_.push_back(cand_end_[j]);
+        reset_m_.push_back(static_cast<Clk>(cand_m_[j]));
+      }
+    std::vector<EventIdx>().swap(cand_end_);
+    std::vector<Ticks>().swap(cand_m_);
+    std::vector<std::uint8_t>().swap(disq_);
+    // (5) The instances the replay handles, in event order.
+    for (std::size_t j = 0; j < cands.size(); ++j)
+      if (is_reset[j]) {
+        CollEntry e = cands[j]->entry;
+        e.type = Bind::Reset;
+        colls_.push_back(e);
+      }
+    for (const InstanceInfo& info : infos)
+      if (info.entry.type != Bind::None &&
+          !(info.entry.comm == best && std::binary_search(resets_.begin(), resets_.end(),
+                                                          info.entry.end))) {
+        colls_.push_back(info.entry);
+        if (info.entry.binds) binding_.push_back(info);
+      }
+    std::vector<InstanceInfo>().swap(infos);
+    std::sort(colls_.begin(), colls_.end(),
+              [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
+    // (6) Each synchronization's original completion time: its end minus the latest original
+    // ready time (its own previous event, or what the rules say it waits for).
+    for (const CollEntry& c : colls_)
+      if (c.type == Bind::Reset)
+        ready_.push_back(Ready{c.end, static_cast<Ticks>(
+                                          reset_m_[static_cast<std::size_t>(
+                                              std::lower_bound(resets_.begin(), resets_.end(),
+                                                               c.end) -
+                                              resets_.begin())])});
+    for (const InstanceInfo& info : binding_)
+      ready_.push_back(Ready{info.entry.end, info.ready});
+    std::vector<InstanceInfo>().swap(binding_);
+    std::sort(ready_.begin(), ready_.end(),
+              [](const Ready& a, const Ready& b) { return a.event < b.event; });
+    gaps_.reserve(ready_.size());
+    for (std::size_t i = 0; i < ready_.size(); ++i) {
+      const EventIdx e = ready_[i].event;
+      Ticks ready = ready_[i].time;
+      for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i)
+        ready = std::max(ready, ready_[i + 1].time);
+      if (e == 0 || e >= trace_.size()) continue;
+      ready = std::max(ready, trace_.time[e - 1]);
+      gaps_.push_back(GapEntry{e, T(e) - static_cast<Clk>(ready)});
+    }
+    std::vector<Ready>().swap(ready_);
+  }
+
+  /// Where each part starts: the open balance visits there.
+  void part_visits() {
+    part_visits_.assign((resets_.size() + 1) * B_, std::numeric_limits<double>::quiet_NaN());
+    if (B_ > 0 && !resets_.empty()) {
+      struct Open {
+        EventIdx enter;
+        int slot;
+        double factor;
+        bool known;
+      };
+      std::vector<Open> stack;
+      std::size_t next = 0;
+      for (EventIdx e = 0; e < trace_.size() && next < resets_.size(); ++e) {
+        if (e == resets_[next]) {
+          for (Open& o : stack) {
+            if (o.slot < 0) continue;
+            if (!o.known) {
+              o.factor = visit_factor(o.enter, o.slot);
+              o.known = true;
+            }
+            part_visits_[(next + 1) * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+          }
+          ++next;
+        }
+        if (trace_.kind[e] == EventKind::Enter)
+          stack.push_back(Open{e, balance_slot(trace_.ref[e]), 0.0, false});
+        else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
+          stack.pop_back();
+      }
+    }
+  }
+
+  bool world_like(std::uint32_t c) const {
+    if (c == defs_.comms.size()) return true;  // MPI_Init/MPI_Finalize
+    const Communicator& comm = defs_.comms[c];
+    if (comm.is_self || comm.members.size() != static_cast<std::size_t>(world_.size()))
+      return false;
+    std::vector<Rank> m = comm.members;
+    std::sort(m.begin(), m.end());
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (m[i] != static_cast<Rank>(i)) return false;
+    return true;
+  }
+
+  std::uint32_t local_rank(std::uint32_t comm) const {
+    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(me_);
+    const Communicator& c = defs_.comms[comm];
+    if (c.is_self) return 0;
+    for (std::size_t i = 0; i < c.members.size(); ++i)
+      if (c.members[i] == me_) return static_cast<std::uint32_t>(i);
+    return 0;
+  }
+
+  Rank world_of(std::uint32_t comm, std::uint32_t local) const {
+    if (comm == defs_.comms.size()) return static_cast<Rank>(local);
+    return defs_.comms[comm].world_rank(local, me_);
+  }
+
+  std::uint32_t comm_size(std::uint32_t comm) const {
+    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(world_.size());
+    return defs_.comms[comm].size();
+  }
+
+  /// The instance's binding rule on this rank (the wait-state pass's rules, decided on the
+  /// original run; the re-timed run recomputes only the times).
+  InstanceInfo classify(const CollInstance& inst, const CollTiming& t) const {
+    InstanceInfo info;
+    CollEntry& c = info.entry;
+    c.begin = inst.begin;
+    c.end = inst.end;
+    c.comm = inst.comm;
+    c.k = inst.index;
+    c.local = local_rank(inst.comm);
+    info.earliest_end = t.earliest_end;
+    info.latest_begin = t.latest_begin;
+    if (!analyzed(defs_, trace_, inst) || t.comm_size <= 1) return info;
+    std::uint64_t sent = 0, received = 0;
+    if (trace_.kind[inst.end] == EventKind::CollEnd) {
+      sent = trace_.coll_sent(inst.end);
+      received = trace_.coll_received(inst.end);
+    }
+    const bool payload = sent > 0 || received > 0;
+    const Ticks b = trace_.time[inst.begin];
+    switch (inst.kind) {
+      case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
+        c.type = Bind::All;
+        c.binds = true;
+        break;
+      case CollKind::NxN:
+        if (t.earliest_end > t.latest_begin) {
+          c.type = Bind::All;
+          c.binds = payload;
+        } else if (t.has_sender) {
+          c.type = Bind::Senders;
+          c.binds = payload && (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
+        }
+        break;
+      case CollKind::OneToN:
+        if (t.root_sent > 0) {
+          c.type = Bind::Root;
+          c.binds = me_ != t.root && received > 0;
+        }
+        break;
+      case CollKind::NToOne:
+        if (t.root_received > 0 && t.has_sender) {
+          c.type = Bind::Senders;
+          c.binds = me_ == t.root;
+        }
+        break;
+      case CollKind::Scan:
+        if (t.has_sender) {
+          c.type = Bind::Scan;
+          c.binds = payload && t.scan_has_sender;
+        }
+        break;
+      default:
+        break;
+    }
+    switch (c.type) {
+      case Bind::All: info.ready = t.latest_begin; break;
+      case Bind::Senders: info.ready = t.latest_sender_begin; break;
+      case Bind::Root: info.ready = t.root_begin; break;
+      case Bind::Scan: info.ready = t.scan_latest_begin; break;
+      default: break;
+    }
+    switch (c.type) {
+      case Bind::All: c.source = c.up = true; break;
+      case Bind::Senders: case Bind::Scan: c.source = sent > 0; c.up = true; break;
+      case Bind::Root: c.source = c.up = me_ == t.root; break;
+      default: break;
+    }
+    // A cut: everybody waits for the latest begin, right after its own begin, and no rank
+    // leaves before that (the part after it then starts at that latest begin on every rank).
+    info.reset_ok = c.type == Bind::All && c.binds && inst.end == inst.begin + 1 &&
+                    trace_.time[inst.end] >= t.latest_begin;
+    return info;
+  }
+
+  // ---- Transport --------------------------------------------------------------------------
+  void put_clocks(std::vector<char>& out, const Clk* clocks) const {
+    const char* p = reinterpret_cast<const char*>(clocks);
+    out.insert(out.end(), p, p + S_ * sizeof(Clk));
+  }
+  template <class T>
+  static void put(std::vector<char>& out, const T& v) {
+    const char* p = reinterpret_cast<const char*>(&v);
+    out.insert(out.end(), p, p + sizeof(T));
+  }
+  template <class T>
+  static T get(const char*& p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+
+  std::uint32_t pool_store(const char* p) {
+    std::uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(pool_.size() / S_);
+      pool_.resize(pool_.size() + S_);
+    }
+    std::memcpy(&pool_[static_cast<std::size_t>(slot) * S_], p, S_ * sizeof(Clk));
+    return slot;
+  }
+  const Clk* pool_at(Clk slot) const { return &pool_[static_cast<std::size_t>(slot) * S_]; }
+  void pool_free(Clk slot) { free_.push_back(static_cast<std::uint32_t>(slot)); }
+
+  Rank host_of(std::uint32_t comm, std::uint32_t k) const {
+    return world_of(comm, k % comm_size(comm));
+  }
+
+  /// Reads one round's records. Returns whether any arrived.
+  bool receive(RecordExchange& ex) {
+    bool any = false;
+    for (int source = 0; source < world_.size(); ++source) {
+      const std::vector<char>& bytes = ex.from(source);
+      const char* p = bytes.data();
+      const char* end = p + bytes.size();
+      while (p < end) {
+        any = true;
+        const Rec type = static_cast<Rec>(get<std::uint8_t>(p));
+        switch (type) {
+          case kLsF: {
+            const EventIdx key = get<EventIdx>(p);
+            const std::uint8_t lr = get<std::uint8_t>(p);
+            inbox_.insert(key_of(kLsF, 0, key), pool_store(p));
+            p += S_ * sizeof(Clk);
+            if (lr) lr_requests_.push_back(key);
+            break;
+          }
+          case kLrF: {
+            const EventIdx key = get<EventIdx>(p);
+            // Only a completion that binds waits for it (its send knows).
+            auto it = std::lower_bound(sends_.begin(), sends_.end(), key,
+                                       [](const SendEntry& s, EventIdx e) { return s.send < e; });
+            if (it != sends_.end() && it->send == key &&
+                lr_bind_[static_cast<std::size_t>(it - sends_.begin())])
+              inbox_.insert(key_of(kLrF, 0, key), pool_store(p));
+            p += S_ * sizeof(Clk);
+            break;
+          }
+          case kUpF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            const std::uint8_t source = get<std::uint8_t>(p);
+            host_up(comm, k, local, source ? p : nullptr);
+            if (source) p += S_ * sizeof(Clk);
+            break;
+          }
+          case kReqF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            host_request(comm, k, Rank{source}, local);
+            break;
+          }
+          case kDownF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            inbox_.insert(key_of(kDownF, comm, k), pool_store(p));
+            p += S_ * sizeof(Clk);
+            break;
+          }
+          case kLsB: case kLrB: {
+            const EventIdx key = get<EventIdx>(p);
+            inbox_.insert(key_of(type, 0, key), get<Clk>(p));
+            break;
+          }
+          case kUpB: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            host_up_backward(comm, k, local, get<Clk>(p));
+            break;
+          }
+          case kDownB: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            inbox_.insert(key_of(kDownB, comm, k), get<Clk>(p));
+            break;
+          }
+          default:
+            throw ReplayError("what-if replay: a damaged record from rank " +
+                              std::to_string(source));
+        }
+      }
+    }
+    return any;
+  }
+
+  // ---- Collective hosts -----------------------------------------------------------------------
+  HostInstance& host_instance(std::uint32_t comm, std::uint32_t k) {
+    HostInstance& h = hosted_[(std::uint64_t{comm} << 32) | k];
+    if (h.size == 0) {
+      h.comm = comm;
+      h.size = comm_size(comm);
+      // The host is a member: its own rule for the instance says which kind it is.
+      const EventIdx end = table_.ends[comm][k];
+      auto it = std::lower_bound(colls_.begin(), colls_.end(), end,
+                                 [](const CollEntry& c, EventIdx e) { return c.end < e; });
+      h.type = it != colls_.end() && it->end == end ? it->type : Bind::None;
+      h.expected = h.type == Bind::Root ? 1 : h.size;
+      if (h.type == Bind::Scan) {
+        h.clocks.assign(static_cast<std::size_t>(h.size) * S_, kNeg);
+        h.arrived.assign(h.size, 0);
+      } else {
+        h.clocks.assign(S_, kNeg);
+      }
+    }
+    return h;
+  }
+
+  void host_up(std::uint32_t comm, std::uint32_t k, std::uint32_t local, const char* clocks) {
+    HostInstance& h = host_instance(comm, k);
+    ++h.got;
+    if (h.type == Bind::Scan) h.arrived[local] = 1;
+    if (clocks != nullptr) {
+      if (h.type != Bind::All) h.source_locals.push_back(local);
+      Clk* to = h.type == Bind::Scan ? &h.clocks[static_cast<std::size_t>(local) * S_]
+                                     : h.clocks.data();
+      for (std::uint32_t s = 0; s < S_; ++s) {
+        Clk v;
+        std::memcpy(&v, clocks + s * sizeof(Clk), sizeof v);
+        to[s] = std::max(to[s], v);
+      }
+    }
+    host_answer(h, comm, k);
+  }
+
+  void host_request(std::uint32_t comm, std::uint32_t k, Rank from, std::uint32_t local) {
+    HostInstance& h = host_instance(comm, k);
+    ++h.binders;
+    if (h.type == Bind::Scan) h.binder_locals.push_back(local);
+    h.waiting.push_back({from, local});
+    host_answer(h, comm, k);
+  }
+
+  /// Answers the waiting binders whose sources are all in.
+  void host_answer(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
+    if (h.waiting.empty()) return;
+    std::vector<Clk>& value = scratch_;
+    for (std::size_t i = 0; i < h.waiting.size();) {
+      const auto [rank, local] = h.waiting[i];
+      if (h.type == Bind::Scan) {
+        bool ready = true;
+        for (std::uint32_t j = 0; j <= local && ready; ++j) ready = h.arrived[j] != 0;
+        if (!ready) {
+          ++i;
+          continue;
+        }
+        value.assign(S_, kNeg);
+        for (std::uint32_t j = 0; j <= local; ++j)
+          for (std::uint32_t s = 0; s < S_; ++s)
+            value[s] = std::max(value[s], h.clocks[static_cast<std::size_t>(j) * S_ + s]);
+      } else {
+        if (h.got < h.expected) return;
+        value.assign(h.clocks.begin(), h.clocks.begin() + S_);
+      }
+      std::vector<char>& out = fwd_ex_->to(rank);
+      put(out, static_cast<std::uint8_t>(kDownF));
+      put(out, comm);
+      put(out, k);
+      put_clocks(out, value.data());
+      h.waiting[i] = h.waiting.back();
+      h.waiting.pop_back();
+    }
+  }
+
+  /// Backward: a binder's latest time for its begin sources.
+  void host_up_backward(std::uint32_t comm, std::uint32_t k, std::uint32_t local, Clk value) {
+    auto it = hosted_.find((std::uint64_t{comm} << 32) | k);
+    if (it == hosted_.end()) return;
+    HostInstance& h = it->second;
+    ++h.binders_in;
+    h.min_value = std::min(h.min_value, value);
+    if (h.type == Bind::Scan) {
+      if (h.binder_values.empty()) {
+        h.binder_values.assign(h.binder_locals.size(), kPos);
+        h.binder_in.assign(h.binder_locals.size(), 0);
+      }
+      for (std::size_t i = 0; i < h.binder_locals.size(); ++i)
+        if (h.binder_locals[i] == local && !h.binder_in[i]) {
+          h.binder_values[i] = value;
+          h.binder_in[i] = 1;
+          break;
+        }
+    }
+    host_reply_backward(h, comm, k);
+  }
+
+  /// Backward: replies to every source whose covering binders are all in.
+  void host_reply_backward(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
+    if (h.all_replied) return;
+    auto send = [&](std::uint32_t local, Clk value) {
+      std::vector<char>& out = bwd_ex_->to(world_of(comm, local));
+      put(out, static_cast<std::uint8_t>(kDownB));
+      put(out, comm);
+      put(out, k);
+      put(out, value);
+    };
+    if (h.type != Bind::Scan) {
+      if (h.binders_in < h.binders) return;
+      if (h.type == Bind::All) {
+        for (std::uint32_t l = 0; l < h.size; ++l) send(l, h.min_value);
+      } else {
+        for (std::uint32_t l : h.source_locals) send(l, h.min_value);
+      }
+      h.all_replied = true;
+      return;
+    }
+    if (h.replied.empty()) h.replied.assign(h.source_locals.size(), 0);
+    if (h.binder_in.empty()) h.binder_in.assign(h.binder_locals.size(), 0);
+    if (h.binder_values.empty()) h.binder_values.assign(h.binder_locals.size(), kPos);
+    bool all = true;
+    for (std::size_t i = 0; i < h.source_locals.size(); ++i) {
+      if (h.replied[i]) continue;
+      const std::uint32_t src = h.source_locals[i];
+      bool ready = true;
+      Clk value = kPos;
+      for (std::size_t j = 0; j < h.binder_locals.size(); ++j)
+        if (h.binder_locals[j] >= src) {
+          if (!h.binder_in[j]) ready = false;
+          value = std::min(value, h.binder_values[j]);
+        }
+      if (!ready) {
+        all = false;
+        continue;
+      }
+      send(src, value);
+      h.replied[i] = 1;
+    }
+    h.all_replied = all;
+  }
+
+  // ---- Forward ------------------------------------------------------------------------------
+  struct Part {
+    std::uint32_t index = 0;
+    EventIdx start = 0, stop = 0;
+    EventIdx e = 0;
+    std::uint32_t rc = 0, sc = 0, cc = 0;
+    std::uint32_t cp = UINT32_MAX;
+    Clk base = 0;  ///< the original latest begin of the cut that starts the part (0: the first)
+    bool done = false;
+    EventIdx shipped = kNoEvent;   ///< event whose pre-wait records went out
+    EventIdx requested = kNoEvent; ///< collective end whose request went to the host
+    EventIdx released = kNoEvent;  ///< event replayed without its constraints (a stall)
+    std::vector<std::pair<EventIdx, EventIdx>> pending;  ///< forward: (Leave, blocking send)
+    struct Wait {
+      EventIdx at;
+      std::uint64_t key;
+    };
+    std::vector<Wait> waits;  ///< backward: records an earlier event needs
+    Clk L = 0;                ///< backward: latest time of event e
+    std::int64_t gi = 0, ri = 0, si = 0, ci = 0;  ///< backward cursors (last entry <= e)
+  };
+
+  EventIdx part_start(std::size_t s) const { return s == 0 ? 0 : resets_[s - 1]; }
+  EventIdx part_stop(std::size_t s) const {
+    return s < resets_.size() ? resets_[s] : static_cast<EventIdx>(trace_.size());
+  }
+
+  void forward(RetimeResult& result) {
+    RecordExchange ex(world_);
+    fwd_ex_ = &ex;
+    const std::size_t nparts = resets_.size() + 1;
+    const std::size_t trace_n = trace_.size();
+    std::vector<Clk> prefix(S_, 0);  // M per clock at the current part's start
+    Clk last_local[2] = {0, 0};
+    std::vector<Clk> last(S_, kNeg);
+    std::vector<Clk> cut_sum;
+    tmp_.assign(S_, 0);
+    for (std::size_t w0 = 0; w0 < nparts; w0 += window_) {
+      const std::size_t w1 = std::min(nparts, w0 + window_);
+      const std::size_t n = w1 - w0;
+      parts_.assign(n, Part{});
+      clk_.assign(n * 2 * S_, 0);
+      vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
+      cut_clk_.assign(n * S_, kNeg);
+      for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
+      for (;;) {
+        bool moved = false;
+        int unfinished = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (parts_[i].done) continue;
+          moved |= forward_step(parts_[i], i);
+          if (!parts_[i].done) unfinished = 1;
+        }
+        ex.exchange();
+        moved |= receive(ex);
+        ++result.forward_rounds;
+        int flags[2] = {unfinished, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0) release_forward();
+      }
+      // Join the parts: each cut's latest begin, per clock.
+      const std::size_t cuts = std::min(w1, resets_.size()) > w0 ? std::min(w1, resets_.size()) - w0 : 0;
+      if (cuts > 0)
+        MPI_Allreduce(MPI_IN_PLACE, cut_clk_.data(), static_cast<int>(cuts * S_), MPI_INT64_T,
+                      MPI_MAX, world_.comm());
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t s = w0 + i;
+        if (s < resets_.size()) {
+          for (std::uint32_t c = 0; c < S_; ++c) prefix[c] += cut_clk_[i * S_ + c];
+          if (prefix[0] != reset_m_[s] && error_.empty())
+            error_ = defs_.anchor_path + ": rank " + std::to_string(me_) +
+                     ": the re-timing replay did not reproduce the latest begin of the " +
+                     std::to_string(s + 1) + "-th collective it cuts the run at";
+        } else if (trace_n > 0) {
+          for (std::uint32_t c = 0; c < S_; ++c) last[c] = prefix[c] + last_clk_[c];
+        }
+      }
+      // Hosts keep only what the backward replay needs once every begin came.
+      for (auto& [key, h] : hosted_)
+        if (h.got >= h.expected && h.waiting.empty()) {
+          std::vector<Clk>().swap(h.clocks);
+          std::vector<std::uint8_t>().swap(h.arrived);
+        }
+    }
+    fwd_ex_ = nullptr;
+    // Runtime: latest end minus earliest start over all ranks (first events keep their time).
+    std::vector<Clk> global(S_ + 1, kNeg);
+    std::vector<Clk> mine(S_ + 1, kNeg);
+    for (std::uint32_t c = 0; c < S_; ++c) mine[c] = last[c];
+    mine[S_] = trace_n > 0 ? -T(0) : kNeg;
+    MPI_Allreduce(mine.data(), global.data(), static_cast<int>(S_ + 1), MPI_INT64_T, MPI_MAX,
+                  world_.comm());
+    runtime_.assign(S_, 0);
+    for (std::uint32_t c = 0; c < S_; ++c) runtime_[c] = global[c] + global[S_];
+    t_max_ = global[0];
+    (void)last_local;
+    (void)cut_sum;
+    std::sort(released_events_.begin(), released_events_.end());
+    std::sort(lr_requests_.begin(), lr_requests_.end());
+    std::sort(lr_attach_.begin(), lr_attach_.end());
+    // Records nobody waited for any more (released constraints) are dropped.
+    inbox_.clear();
+    std::vector<Clk>().swap(pool_);
+    std::vector<std::uint32_t>().swap(free_);
+  }
+
+  void start_forward(Part& g, std::size_t s, std::size_t slot) {
+    g.index = static_cast<std::uint32_t>(s);
+    g.start = part_start(s);
+    g.stop = part_stop(s);
+    g.e = g.start;
+    g.base = s == 0 ? 0 : reset_m_[s - 1];
+    const EventIdx first_own = s == 0 ? g.start : g.start + 1;
+    g.rc = static_cast<std::uint32_t>(
+        std::lower_bound(recvs_.begin(), recvs_.end(), first_own,
+                         [](const RecvEntry& r, EventIdx e) { return r.completion < e; }) -
+        recvs_.begin());
+    g.sc = static_cast<std::uint32_t>(
+        std::lower_bound(sends_.begin(), sends_.end(), first_own,
+                         [](const SendEntry& r, EventIdx e) { return r.send < e; }) -
+        sends_.begin());
+    g.cc = static_cast<std::uint32_t>(
+        std::lower_bound(colls_.begin(), colls_.end(), first_own,
+                         [](const CollEntry& c, EventIdx e) { return c.end < e; }) -
+        colls_.begin());
+    g.gi = std::lower_bound(gaps_.begin(), gaps_.end(), first_own,
+                            [](const GapEntry& x, EventIdx e) { return x.event < e; }) -
+           gaps_.begin();
+    Clk* a = &clk_[slot * 2 * S_];
+    double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
+    for (std::size_t b = 0; b < B_; ++b) vis[b] = part_visits_[s * B_ + b];
+    if (g.start >= g.stop) {
+      g.done = true;
+      if (s < resets_.size()) error_ = "what-if replay: an empty part before a cut";
+      return;
+    }
+    if (s == 0) {
+      // The first event keeps its time in every scenario.
+      for (std::uint32_t c = 0; c < S_; ++c) a[c] = T(0);
+      return;  // event 0 is processed by forward_step (with no time before it)
+    }
+    // The cut's end: every rank leaves at the latest begin plus its own completion time.
+    const EventIdx x = g.start;
+    const Clk gap = T(x) - g.base;
+    for (std::uint32_t c = 0; c < S_; ++c) a[c] = gap;
+    const std::uint32_t cp = activity_path(x);
+    apply_changes(a, cp, gap, vis, x);
+    g.cp = trace_.kind[x] == EventKind::Leave ? parent(trace_.ref[x]) : cp;
+    if (trace_.kind[x] == EventKind::Leave) {
+      const int b = balance_slot(trace_.ref[x]);
+      if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+    }
+    g.e = x + 1;
+    if (g.e >= g.stop) finish_part(g, slot);
+  }
+
+  void finish_part(Part& g, std::size_t slot) {
+    g.done = true;
+    const Clk* a = &clk_[slot * 2 * S_];
+    if (g.index < resets_.size())
+      std::copy(a, a + S_, &cut_clk_[slot * S_]);
+    else
+      last_clk_.assign(a, a + S_);
+  }
+
+  /// Replays part g until it needs a record that has not come, or to its end.
+  bool forward_step(Part& g, std::size_t slot) {
+    Clk* a = &clk_[slot * 2 * S_];
+    Clk* enter = a + S_;
+    double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
+    bool moved = false;
+    const Clk* parts[8];
+    std::uint64_t keys[8];
+    while (g.e < g.stop) {
+      const EventIdx e = g.e;
+      const EventKind k = trace_.kind[e];
+      const bool matched_recv = (k == EventKind::Recv || k == EventKind::Irecv) &&
+                                g.rc < recvs_.size() && recvs_[g.rc].completion == e;
+      // Records that go out before this event may wait: a blocking receive's request.
+      if (g.shipped != e) {
+        g.shipped = e;
+        if (k == EventKind::Recv && matched_recv)
+          ship_lr_forward(peer(e), recvs_[g.rc].sender_event, enter);
+      }
+      std::size_t np = 0;
+      if (g.released != e) {
+        bool missing = false;
+        auto need = [&](std::uint64_t key) {
+          Clk slot_value = 0;
+          if (np == 8) throw ReplayError("what-if replay: more than 8 constraints on one event");
+          if (!inbox_.find(key, slot_value)) {
+            missing = true;
+            return;
+          }
+          keys[np] = key;
+          parts[np++] = pool_at(slot_value);
+        };
+        if (matched_recv)
+          need(key_of(kLsF, 0, k == EventKind::Recv ? e : trace_.message(e).partner));
+        for (const auto& [at, send] : g.pending)
+          if (at == e) need(key_of(kLrF, 0, send));
+        if (k == EventKind::IsendComplete) {
+          const EventIdx isend = trace_.ref[e];
+          if (isend != kNoEvent && isend < e && trace_.kind[isend] == EventKind::Isend &&
+              lr_binds(isend))
+            need(key_of(kLrF, 0, isend));
+        }
+        if (g.cc < colls_.size() && colls_[g.cc].end == e && colls_[g.cc].binds &&
+            colls_[g.cc].type != Bind::Reset) {
+          const CollEntry& c = colls_[g.cc];
+          if (g.requested != e) {
+            g.requested = e;
+            std::vector<char>& out = fwd_ex_->to(host_of(c.comm, c.k));
+            put(out, static_cast<std::uint8_t>(kReqF));
+            put(out, c.comm);
+            put(out, c.k);
+            put(out, c.local);
+          }
+          need(key_of(kDownF, c.comm, c.k));
+        }
+        if (missing) return moved;
+      }
+      // The new times.
+      const Clk t_rel = T(e) - g.base;
+      if (np == 0) {
+        const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
+        for (std::uint32_t c = 0; c < S_; ++c) a[c] += d;
+        if (change_begin_[g.cp == UINT32_MAX ? 0 : g.cp] !=
+            change_begin_[g.cp == UINT32_MAX ? 0 : g.cp + 1])
+          apply_changes(a, g.cp, d, vis, e);
+      } else {
+        while (g.gi < static_cast<std::int64_t>(gaps_.size()) &&
+               gaps_[static_cast<std::size_t>(g.gi)].event < e)
+          ++g.gi;
+        if (g.gi >= static_cast<std::int64_t>(gaps_.size()) ||
+            gaps_[static_cast<std::size_t>(g.gi)].event != e)
+          throw ReplayError("what-if replay: rank " + std::to_string(me_) + ", event " +
+                            std::to_string(e) + ": a synchronization without its original "
+                            "completion time");
+        const Clk gap = gaps_[static_cast<std::size_t>(g.gi)].gap;
+        Clk* t = tmp_.data();
+        for (std::uint32_t c = 0; c < S_; ++c) {
+          Clk r = a[c];
+          for (std::size_t i = 0; i < np; ++i) r = std::max(r, parts[i][c]);
+          t[c] = r + gap;
+        }
+        apply_changes(t, g.cp, gap, vis, e);
+        for (std::uint32_t c = 0; c < S_; ++c) a[c] = std::max(a[c], t[c]);
+        for (std::size_t i = 0; i < np; ++i) {
+          Clk slot_value = 0;
+          inbox_.find(keys[i], slot_value);
+          pool_free(slot_value);
+          inbox_.erase(keys[i]);
+        }
+        for (std::size_t i = 0; i < g.pending.size();)
+          if (g.pending[i].first == e) {
+            lr_attach_.push_back({e, g.pending[i].second});
+            g.pending[i] = g.pending.back();
+            g.pending.pop_back();
+          } else {
+            ++i;
+          }
+        if (k == EventKind::IsendComplete && trace_.ref[e] != kNoEvent)
+          for (std::size_t i = 0; i < np; ++i)
+            if (keys[i] == key_of(kLrF, 0, trace_.ref[e])) lr_attach_.push_back({e, trace_.ref[e]});
+      }
+      if (a[0] != t_rel && error_.empty())
+        error_ = defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
+                 std::to_string(e) + ": the re-timing replay with nothing changed moved it by " +
+                 std::to_string(a[0] - t_rel) + " ticks";
+      // What the event starts or ships.
+      switch (k) {
+        case EventKind::Enter: {
+          g.cp = trace_.ref[e];
+          if (mpi_region(g.cp)) std::copy(a, a + S_, enter);
+          const int b = balance_slot(g.cp);
+          if (b >= 0) vis[b] = visit_factor(e, b);
+          break;
+        }
+        case EventKind::Leave: {
+          const int b = balance_slot(trace_.ref[e]);
+          if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+          g.cp = parent(trace_.ref[e]);
+          for (std::size_t i = 0; i < g.pending.size();)
+            if (g.pending[i].first == e) {  // released: nothing binds any more
+              g.pending[i] = g.pending.back();
+              g.pending.pop_back();
+            } else {
+              ++i;
+            }
+          break;
+        }
+        case EventKind::Send: case EventKind::Isend:
+          if (g.sc < sends_.size() && sends_[g.sc].send == e) {
+            const bool lr = lr_bind_[g.sc] != 0;
+            std::vector<char>& out = fwd_ex_->to(peer(e));
+            put(out, static_cast<std::uint8_t>(kLsF));
+            put(out, sends_[g.sc].request);
+            put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
+            put_clocks(out, enter);
+            if (lr && k == EventKind::Send) {
+              const EventIdx leave = trace_.leave_of(trace_.call_of(e));
+              if (leave != kNoEvent) g.pending.push_back({leave, e});
+            }
+            ++g.sc;
+          }
+          break;
+        case EventKind::IrecvRequest: {
+          const EventIdx completion = trace_.ref[e];
+          if (completion != kNoEvent && completion > e && completion < trace_.size() &&
+              trace_.kind[completion] == EventKind::Irecv) {
+            auto it = std::lower_bound(
+                recvs_.begin(), recvs_.end(), completion,
+                [](const RecvEntry& r, EventIdx x) { return r.completion < x; });
+            if (it != recvs_.end() && it->completion == completion)
+              ship_lr_forward(peer(completion), it->sender_event, enter);
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if (matched_recv) ++g.rc;
+      if (g.cc < colls_.size() && colls_[g.cc].begin == e && colls_[g.cc].up &&
+          colls_[g.cc].type != Bind::Reset) {
+        const CollEntry& c = colls_[g.cc];
+        std::vector<char>& out = fwd_ex_->to(host_of(c.comm, c.k));
+        put(out, static_cast<std::uint8_t>(kUpF));
+        put(out, c.comm);
+        put(out, c.k);
+        put(out, c.local);
+        put(out, static_cast<std::uint8_t>(c.source ? 1 : 0));
+        if (c.source) put_clocks(out, a);
+      }
+      if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
+      ++g.e;
+      moved = true;
+    }
+    finish_part(g, slot);
+    return moved;
+  }
+
+  bool lr_binds(EventIdx send) const {
+    auto it = std::lower_bound(sends_.begin(), sends_.end(), send,
+                               [](const SendEntry& s, EventIdx e) { return s.send < e; });
+    return it != sends_.end() && it->send == send &&
+           lr_bind_[static_cast<std::size_t>(it - sends_.begin())] != 0;
+  }
+
+  void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
+    std::vector<char>& out = fwd_ex_->to(to);
+    put(out, static_cast<std::uint8_t>(kLrF));
+    put(out, sender_event);
+    put_clocks(out, enter);
+  }
+
+  /// Nothing moved anywhere: every waiting event is replayed without its constraints.
+  void release_forward() {
+    for (Part& g : parts_)
+      if (!g.done && g.released != g.e) {
+        g.released = g.e;
+        released_events_.push_back(g.e);
+        ++released_;
+      }
+  }
+
+  // ---- Backward (slack of the unchanged run) ------------------------------------------------
+  void backward(RetimeResult& result) {
+    RecordExchange ex(world_);
+    bwd_ex_ = &ex;
+    near_critical_.assign(tree_.size(), 0.0);
+    const std::size_t nparts = resets_.size() + 1;
+    // Hosts answer at once where no binding member covers a source.
+    for (auto& [key, h] : hosted_) host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
+                                                       static_cast<std::uint32_t>(key));
+    const std::size_t windows = (nparts + window_ - 1) / window_;
+    for (std::size_t w = windows; w-- > 0;) {
+      const std::size_t w0 = w * window_;
+      const std::size_t w1 = std::min(nparts, w0 + window_);
+      parts_.assign(w1 - w0, Part{});
+      for (std::size_t i = 0; i < parts_.size(); ++i) start_backward(parts_[i], w0 + i);
+      for (;;) {
+        bool moved = false;
+        int unfinished = 0;
+        for (Part& g : parts_) {
+          if (g.done) continue;
+          moved |= backward_step(g);
+          if (!g.done) unfinished = 1;
+        }
+        ex.exchange();
+        moved |= receive(ex);
+        ++result.backward_rounds;
+        int flags[2] = {unfinished, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0)
+          for (Part& g : parts_)
+            if (!g.done && g.released != g.e) {
+              g.released = g.e;
+              ++released_;
+            }
+      }
+    }
+    bwd_ex_ = nullptr;
+  }
+
+  template <class V, class F>
+  static std::int64_t last_at_or_before(const std::vector<V>& v, EventIdx e, F&& event_of) {
+    auto it = std::upper_bound(v.begin(), v.end(), e,
+                               [&](EventIdx x, const V& entry) { return x < event_of(entry); });
+    return static_cast<std::int64_t>(it - v.begin()) - 1;
+  }
+
+  void start_backward(Part& g, std::size_t s) {
+    g.index = static_cast<std::uint32_t>(s);
+    g.start = part_start(s);
+    g.stop = part_stop(s);
+    if (g.start >= g.stop) {
+      g.done = true;
+      return;
+    }
+    g.e = g.stop - 1;
+    g.L = s < resets_.size() ? reset_m_[s] : t_max_;
+    g.gi = last_at_or_before(gaps_, g.e, [](const GapEntry& x) { return x.event; });
+    g.ri = last_at_or_before(recvs_, g.e, [](const RecvEntry& x) { return x.completion; });
+    g.si = last_at_or_before(sends_, g.e, [](const SendEntry& x) { return x.send; });
+    g.ci = last_at_or_before(colls_, g.e, [](const CollEntry& x) { return x.end; });
+  }
+
+  /// Walks part g backwards until an event needs a record that has not come, or to its start.
+  bool backward_step(Part& g) {
+    bool moved = false;
+    const double tick = 1.0 / static_cast<double>(defs_.clock.ticks_per_second);
+    for (;;) {
+      const EventIdx e = g.e;
+      const EventKind k = trace_.kind[e];
+      // The collective whose begin this may be: the next instance at or after e.
+      const std::int64_t next_coll = g.ci + 1;
+      const bool coll_begin = next_coll < static_cast<std::int64_t>(colls_.size()) &&
+                              colls_[next_coll].begin == e;
+      // (1) Records this event needs: it is the partner of later synchronizations.
+      if (g.released != e) {
+        bool missing = false;
+        for (const Part::Wait& w : g.waits) {
+          Clk v = 0;
+          if (w.at == e && !inbox_.find(w.key, v)) missing = true;
+        }
+        const CollEntry* c = coll_begin ? &colls_[next_coll] : nullptr;
+        if (c != nullptr && c->source && c->type != Bind::Reset) {
+          Clk v = 0;
+          if (!inbox_.find(key_of(kDownB, c->comm, c->k), v)) missing = true;
+        }
+        if (missing) return moved;
+        for (std::size_t i = 0; i < g.waits.size();)
+          if (g.waits[i].at == e) {
+            Clk v = 0;
+            inbox_.find(g.waits[i].key, v);
+            g.L = std::min(g.L, v);
+            inbox_.erase(g.waits[i].key);
+            g.waits[i] = g.waits.back();
+            g.waits.pop_back();
+          } else {
+            ++i;
+          }
+        if (c != nullptr && c->source && c->type != Bind::Reset) {
+          const std::uint64_t key = key_of(kDownB, c->comm, c->k);
+          Clk v = 0;
+          inbox_.find(key, v);
+          g.L = std::min(g.L, v);
+          inbox_.erase(key);
+        }
+      } else {
+        for (std::size_t i = 0; i < g.waits.size();)
+          if (g.waits[i].at == e) {
+            g.waits[i] = g.waits.back();
+            g.waits.pop_back();
+          } else {
+            ++i;
+          }
+      }
+      // (2) The activity that ends here, and the synchronization it completes.
+      const bool has_gap = g.gi >= 0 && gaps_[static_cast<std::size_t>(g.gi)].event == e;
+      const Clk gap = has_gap ? gaps_[static_cast<std::size_t>(g.gi)].gap : 0;
+      if (has_gap) --g.gi;
+      // A synchronization the forward replay had to release counts as a plain activity.
+      const bool sync =
+          has_gap && (released_events_.empty() ||
+                      !std::binary_search(released_events_.begin(), released_events_.end(), e));
+      const bool first_event = e == 0;
+      if (!first_event) {
+        const Clk d = T(e) - T(e - 1);
+        const Clk busy = sync ? std::max<Clk>(gap, 0) : d;
+        const std::uint32_t cp = activity_path(e);
+        if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+          near_critical_[cp] += static_cast<double>(busy) * tick;
+        if (sync && !(g.index > 0 && e == g.start)) ship_backward(g, e, k, g.L - gap);
+        // (3) Later records for the requests and sends of this event's call.
+        register_waits(g, e, k);
+        if (g.ri >= 0 && recvs_[static_cast<std::size_t>(g.ri)].completion == e) --g.ri;
+        if (g.si >= 0 && sends_[static_cast<std::size_t>(g.si)].send == e) --g.si;
+        if (g.ci >= 0 && colls_[static_cast<std::size_t>(g.ci)].end == e) --g.ci;
+        g.L -= sync ? std::max<Clk>(gap, 0) : d;
+      }
+      moved = true;
+      if (e == g.start) {
+        g.done = true;
+        return moved;
+      }
+      --g.e;
+    }
+  }
+
+  void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
+    if ((k == EventKind::Recv || k == EventKind::Irecv) && g.ri >= 0 &&
+        recvs_[static_cast<std::size_t>(g.ri)].completion == e) {
+      std::vector<char>& out = bwd_ex_->to(peer(e));
+      put(out, static_cast<std::uint8_t>(kLsB));
+      put(out, recvs_[static_cast<std::size_t>(g.ri)].sender_event);
+      put(out, value);
+    }
+    auto it = std::lower_bound(lr_attach_.begin(), lr_attach_.end(),
+                               std::pair<EventIdx, EventIdx>{e, 0});
+    for (; it != lr_attach_.end() && it->first == e; ++it) {
+      auto s = std::lower_bound(sends_.begin(), sends_.end(), it->second,
+                                [](const SendEntry& x, EventIdx v) { return x.send < v; });
+      if (s == sends_.end() || s->send != it->second) continue;
+      std::vector<char>& out = bwd_ex_->to(peer(it->second));
+      put(out, static_cast<std::uint8_t>(kLrB));
+      put(out, s->request);
+      put(out, value);
+    }
+    if (g.ci >= 0 && colls_[static_cast<std::size_t>(g.ci)].end == e) {
+      const CollEntry& c = colls_[static_cast<std::size_t>(g.ci)];
+      if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
+        std::vector<char>& out = bwd_ex_->to(host_of(c.comm, c.k));
+        put(out, static_cast<std::uint8_t>(kUpB));
+        put(out, c.comm);
+        put(out, c.k);
+        put(out, c.local);
+        put(out, value);
+      }
+    }
+  }
+
+  void register_waits(Part& g, EventIdx e, EventKind k) {
+    if ((k == EventKind::Send || k == EventKind::Isend) && g.si >= 0 &&
+        sends_[static_cast<std::size_t>(g.si)].send == e) {
+      const EventIdx call = trace_.call_of(e);
+      if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLsB, 0, e)});
+    }
+    const bool request = (k == EventKind::Recv && g.ri >= 0 &&
+                          recvs_[static_cast<std::size_t>(g.ri)].completion == e) ||
+                         k == EventKind::IrecvRequest;
+    if (request && std::binary_search(lr_requests_.begin(), lr_requests_.end(), e)) {
+      const EventIdx call = trace_.call_of(e);
+      if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLrB, 0, e)});
+    }
+  }
+
+  const World& world_;
+  const Definitions& defs_;
+  const CallTree& tree_;
+  const LocalTrace& trace_;
+  const RetimeRequest& req_;
+  const Rank me_;
+  const std::uint32_t S_;
+  const std::size_t window_;
+
+  std::vector<Mod> mods_;
+  std::vector<std::uint32_t> change_begin_;
+  std::vector<double> visit_mean_;
+  std::size_t B_ = 0;
+
+  CollectiveTable table_;
+  std::vector<RecvEntry> recvs_;
+  std::vector<SendEntry> sends_;
+  std::vector<std::uint8_t> lr_bind_;
+  std::vector<CollEntry> colls_;
+  std::vector<EventIdx> cand_end_;
+  std::vector<Ticks> cand_m_;
+  std::vector<std::uint8_t> disq_;
+  std::vector<EventIdx> resets_;  ///< end events of the cuts, in order
+  std::vector<Clk> reset_m_;      ///< their original latest begins
+  std::vector<double> part_visits_;
+
+  FlatMap inbox_;
+  std::vector<Clk> pool_;
+  std::vector<std::uint32_t> free_;
+  std::unordered_map<std::uint64_t, HostInstance> hosted_;
+  std::vector<Clk> scratch_;
+  RecordExchange* fwd_ex_ = nullptr;
+  RecordExchange* bwd_ex_ = nullptr;
+
+  std::vector<Part> parts_;
+  std::vector<Clk> clk_;
+  std::vector<double> vis_;
+  std::vector<Clk> cut_clk_;
+  std::vector<Clk> last_clk_;
+  std::vector<Clk> tmp_;
+  struct Ready {
+    EventIdx event;
+    Ticks time;
+  };
+  std::vector<Ready> ready_;             ///< preparation: what each synchronization waits for
+  std::vector<InstanceInfo> binding_;    ///< preparation: collectives this rank waits in
+  std::vector<GapEntry> gaps_;           ///< every synchronization's completion time, by event
+  std::vector<EventIdx> released_events_;
+  std::vector<EventIdx> lr_requests_;
+  std::vector<std::pair<EventIdx, EventIdx>> lr_attach_;
+  std::vector<Clk> runtime_;
+  Clk t_max_ = 0;
+  std::vector<double> near_critical_;
+  std::uint64_t released_ = 0;
+  std::string error_;
+};
+
+}  // namespace
+
+RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
+                    const LocalTrace& trace, const RetimeRequest& request) {
+  Retimer r(world, defs, tree, trace, request);
+  return r.run();
+}
+
+}  // namespace cpreplay::replay
