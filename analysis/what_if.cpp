@@ -135,6 +135,9 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   result.forward_rounds = r.forward_rounds;
   result.backward_rounds = r.backward_rounds;
   result.released = r.released;
+  result.prepare_seconds = r.prepare_seconds;
+  result.forward_seconds = r.forward_seconds;
+  result.backward_seconds = r.backward_seconds;
   return result;
 }
 

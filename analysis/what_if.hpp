@@ -49,6 +49,9 @@ struct WhatIfResult {
   std::uint32_t forward_rounds = 0;
   std::uint32_t backward_rounds = 0;
   std::uint64_t released = 0;
+  double prepare_seconds = 0.0;  ///< rank 0's share of the time, for -v
+  double forward_seconds = 0.0;
+  double backward_seconds = 0.0;
 };
 
 /// Throws UsageError naming the option when a --what-if region is not a region of the trace.

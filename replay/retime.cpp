@@ -14,7 +14,6 @@
 #include "cpreplay/error.hpp"
 #include "replay/collectives.hpp"
 #include "replay/messages.hpp"
-#include "replay/pointer_jump.hpp"
 #include "replay/record_exchange.hpp"
 
 namespace cpreplay::replay {
@@ -47,16 +46,6 @@ enum class Bind : std::uint8_t {
   Reset,    ///< All, on all ranks, every rank binding: the run is cut into parts there
 };
 
-struct RecvEntry {
-  EventIdx completion;    ///< MpiRecv or MpiIrecv
-  EventIdx sender_event;  ///< the matching send event on the sender
-};
-
-struct SendEntry {
-  EventIdx send;     ///< MpiSend or MpiIsend
-  EventIdx request;  ///< the receiver's request event (MpiRecv or MpiIrecvRequest)
-};
-
 struct CollEntry {
   EventIdx begin = kNoEvent;
   EventIdx end = kNoEvent;
@@ -69,12 +58,32 @@ struct CollEntry {
   bool up = false;      ///< this rank sends its begin (or a marker) to the host
 };
 
-#pragma pack(push, 4)
-struct GapEntry {
-  EventIdx event;
-  Clk gap;  ///< end minus the latest original ready time (may be < 0 with clock violations)
+/// One bit per event, and the number of set bits before an event in O(1): the per-message and
+/// per-synchronization tables are indexed by it, so no lookup searches (0.19 B per event).
+class EventBits {
+ public:
+  void resize(std::size_t events) { words_.assign((events + 63) / 64 + 1, 0); }
+  void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
+  bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
+  /// After the last set(): makes rank() work.
+  void finish() {
+    before_.resize(words_.size());
+    std::uint32_t count = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      before_[i] = count;
+      count += static_cast<std::uint32_t>(__builtin_popcountll(words_[i]));
+    }
+  }
+  /// Set bits before e (the index of e's entry when e is set).
+  std::uint32_t rank(EventIdx e) const {
+    const std::uint64_t below = words_[e >> 6] & ((std::uint64_t{1} << (e & 63)) - 1);
+    return before_[e >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(below));
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::vector<std::uint32_t> before_;
 };
-#pragma pack(pop)
 
 std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
   return (std::uint64_t{r} << 56) | (std::uint64_t{hi} << 32) | lo;
@@ -188,16 +197,27 @@ class Retimer {
           const LocalTrace& trace, const RetimeRequest& request)
       : world_(world), defs_(defs), tree_(tree), trace_(trace), req_(request),
         me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
-        window_(std::max<std::size_t>(request.window, 1)) {}
+        // A part ships a few records per round, each with a value per clock: parts per window
+        // are an eighth of --window, so a round ships about --window / 2 records.
+        window_(std::max<std::size_t>(request.window / 8, 1)) {}
 
   RetimeResult run() {
     RetimeResult result;
+    const double t0 = MPI_Wtime();
     prepare();
+    const double t1 = MPI_Wtime();
     plan_changes();
     part_visits();
+    const double t2 = MPI_Wtime();
     result.parts = resets_.size() + 1;
     forward(result);
+    const double t3 = MPI_Wtime();
     if (req_.slack_limit >= 0.0) backward(result);
+    const double t4 = MPI_Wtime();
+    result.prepare_seconds = t2 - t0;
+    result.forward_seconds = t3 - t2;
+    result.backward_seconds = t4 - t3;
+    (void)t1;
     std::uint64_t released = released_;
     MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
     world_.agree([&] {
@@ -215,9 +235,6 @@ class Retimer {
     const CallpathId p = tree_.node(CallpathId{cp}).parent;
     return p.valid() ? p.value : UINT32_MAX;
   }
-  bool mpi_region(std::uint32_t cp) const {
-    return defs_.region(RegionId{trace_.region_of_path[cp]}).is_mpi();
-  }
   /// The call path of the activity that ends at e (the innermost region open before e).
   std::uint32_t activity_path(EventIdx e) const {
     switch (trace_.kind[e]) {
@@ -233,8 +250,18 @@ class Retimer {
   MpiClass call_class(EventIdx call) const {
     return defs_.region(trace_.region_of(call)).mpi_class;
   }
+  /// The original non-waiting time of the activity that ends at e (e > 0).
+  Clk busy(EventIdx e, Clk d) const {
+    return sync_.test(e) ? std::max<Clk>(gap_[sync_.rank(e)], 0) : d;
+  }
 
   // ---- Scenarios ---------------------------------------------------------------------------
+  struct Mod {
+    std::uint32_t clock;
+    int slot;  ///< Balance: its slot among the open visits; -1: a factor
+    double factor;
+  };
+
   /// Changes per call path (CSR); a balance slot per Balance change; rebalance factors from
   /// every rank's non-waiting time in the call path.
   void plan_changes() {
@@ -245,43 +272,40 @@ class Retimer {
     });
     // Non-waiting exclusive time and visits of the call paths to balance, over all ranks.
     std::vector<std::uint32_t> stat_of(n, UINT32_MAX);
-    std::vector<std::uint32_t> stat_path;
+    std::size_t m = 0;
     for (const TimeChange& c : sorted)
       if (c.callpath < n && c.kind != TimeChange::Kind::Factor &&
-          stat_of[c.callpath] == UINT32_MAX) {
-        stat_of[c.callpath] = static_cast<std::uint32_t>(stat_path.size());
-        stat_path.push_back(c.callpath);
-      }
-    const std::size_t m = stat_path.size();
+          stat_of[c.callpath] == UINT32_MAX)
+        stat_of[c.callpath] = static_cast<std::uint32_t>(m++);
     std::vector<double> local(3 * m, 0.0), global(3 * m, 0.0);
     if (m > 0) {
-      std::size_t gi = 0;
+      std::vector<std::uint32_t> open;  // call paths of the open regions
       for (EventIdx e = 0; e < trace_.size(); ++e) {
-        while (gi < gaps_.size() && gaps_[gi].event < e) ++gi;
-        if (trace_.kind[e] == EventKind::Enter && stat_of[trace_.ref[e]] != UINT32_MAX)
-          local[m + stat_of[trace_.ref[e]]] += 1.0;
-        if (e == 0) continue;
-        const std::uint32_t cp = activity_path(e);
-        if (cp == UINT32_MAX || stat_of[cp] == UINT32_MAX) continue;
-        const bool sync = gi < gaps_.size() && gaps_[gi].event == e;
-        local[stat_of[cp]] +=
-            static_cast<double>(sync ? std::max<Clk>(gaps_[gi].gap, 0) : T(e) - T(e - 1));
+        const EventKind k = trace_.kind[e];
+        const std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
+        if (e > 0 && cp != UINT32_MAX && stat_of[cp] != UINT32_MAX)
+          local[stat_of[cp]] += static_cast<double>(busy(e, T(e) - T(e - 1)));
+        if (k == EventKind::Enter) {
+          open.push_back(trace_.ref[e]);
+          if (stat_of[trace_.ref[e]] != UINT32_MAX) local[m + stat_of[trace_.ref[e]]] += 1.0;
+        } else if (k == EventKind::Leave && !open.empty()) {
+          open.pop_back();
+        }
       }
       for (std::size_t i = 0; i < m; ++i) local[2 * m + i] = local[i] > 0.0 ? 1.0 : 0.0;
       MPI_Allreduce(local.data(), global.data(), static_cast<int>(3 * m), MPI_DOUBLE, MPI_SUM,
                     world_.comm());
     }
     change_begin_.assign(n + 1, 0);
+    slot_of_.assign(n, -1);
     for (const TimeChange& c : sorted) {
       if (c.callpath >= n || c.clock == 0 || c.clock >= S_) continue;
-      Mod mod;
-      mod.clock = c.clock;
-      mod.factor = c.value;
-      mod.slot = -1;
+      Mod mod{c.clock, -1, c.value};
       if (c.kind == TimeChange::Kind::Balance) {
         const std::size_t i = stat_of[c.callpath];
         if (global[m + i] <= 0.0) continue;  // never visited: nothing to balance
         mod.slot = static_cast<int>(visit_mean_.size());
+        slot_of_[c.callpath] = mod.slot;
         visit_mean_.push_back(global[i] / global[m + i]);
       } else if (c.kind == TimeChange::Kind::Rebalance) {
         // A rank without time in it cannot take work there (it has no such code path).
@@ -294,46 +318,47 @@ class Retimer {
     }
     for (std::size_t c = 0; c < n; ++c) change_begin_[c + 1] += change_begin_[c];
     B_ = visit_mean_.size();
+    mpi_path_.assign(n, 0);
+    for (std::size_t c = 0; c < n; ++c)
+      mpi_path_[c] = defs_.region(RegionId{trace_.region_of_path[c]}).is_mpi() ? 1 : 0;
   }
 
-  struct Mod {
-    std::uint32_t clock;
-    int slot;  ///< VisitMean: its balance slot; -1: Factor
-    double factor;
-  };
+  bool changed(std::uint32_t cp) const {
+    return cp != UINT32_MAX && change_begin_[cp] != change_begin_[cp + 1];
+  }
 
-  /// Adds to each clock what the scenario makes of `d` ticks spent in call path cp (the base
-  /// value d is already added to every clock). `vis` holds the open visits' factors.
+  /// Adds to each clock what the scenario makes of `d` ticks of non-waiting time in call path
+  /// cp (the base value d is already added to every clock). `vis` holds the open visits'
+  /// balance factors.
   void apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e) const {
-    if (cp == UINT32_MAX) return;
     for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i) {
       const Mod& m = mods_[i];
       double f = m.factor;
       if (m.slot >= 0) {
         f = vis[m.slot];
         if (f < 0.0) {
-          // A visit without exclusive time: its mean is added at its Leave.
+          // A visit without non-waiting time: the mean is added at its Leave.
           a[m.clock] -= d;
           if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
             a[m.clock] += std::llround(visit_mean_[m.slot]);
           continue;
         }
+        if (std::isnan(f)) continue;
       }
       a[m.clock] += std::llround(static_cast<double>(d) * f) - d;
     }
   }
 
-  /// The factor that makes the visit entered at `enter` take the balance slot's mean exclusive
-  /// time; -1 for a visit without exclusive time.
+  /// The factor that gives the visit entered at `enter` the balance slot's mean non-waiting
+  /// time; -1 for a visit without non-waiting time.
   double visit_factor(EventIdx enter, int slot) const {
     Clk x = 0;
     int depth = 0;
-    auto gi = std::lower_bound(gaps_.begin(), gaps_.end(), enter + 1,
-                               [](const GapEntry& g, EventIdx e) { return g.event < e; });
+    Clk prev = T(enter);
     for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
-      while (gi != gaps_.end() && gi->event < i) ++gi;
-      if (depth == 0)
-        x += gi != gaps_.end() && gi->event == i ? std::max<Clk>(gi->gap, 0) : T(i) - T(i - 1);
+      const Clk t = T(i);
+      if (depth == 0) x += busy(i, t - prev);
+      prev = t;
       const EventKind k = trace_.kind[i];
       if (k == EventKind::Enter) {
         ++depth;
@@ -345,31 +370,27 @@ class Retimer {
     return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
   }
 
-  int balance_slot(std::uint32_t cp) const {
-    if (B_ == 0 || cp == UINT32_MAX) return -1;
-    for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i)
-      if (mods_[i].slot >= 0) return mods_[i].slot;
-    return -1;
-  }
-
   // ---- Preparation: matching, collective rules, the cut points -------------------------------
   class MatchSink final : public MessageSink {
    public:
     explicit MatchSink(Retimer& r) : r_(r) {}
     void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
       for (std::size_t i = 0; i < n; ++i) {
-        r_.recvs_.push_back(RecvEntry{m[i].event, m[i].send.event});
+        r_.recvd_.set(m[i].event);
+        r_.recv_sender_.push_back(m[i].send.event);
+        r_.recv_source_.push_back(r_.peer(m[i].event));
         r_.check_partner(m[i].event, m[i].send.call_enter);
         r_.ready_.push_back(Ready{m[i].event, m[i].send.call_enter});
       }
     }
     void sends(const MatchedSend* m, std::size_t n, EventIdx) override {
       for (std::size_t i = 0; i < n; ++i) {
-        r_.sends_.push_back(SendEntry{m[i].event, m[i].recv.request_event});
+        r_.sent_.set(m[i].event);
+        r_.send_request_.push_back(m[i].recv.request_event);
+        r_.send_dest_.push_back(r_.peer(m[i].event));
         EventIdx attach = kNoEvent;
-        const bool binding = r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach);
-        r_.lr_bind_.push_back(binding ? 1 : 0);
-        if (binding) {
+        if (r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
+          r_.lr_.set(m[i].event);
           r_.check_partner(attach, m[i].recv.request_enter);
           r_.ready_.push_back(Ready{attach, m[i].recv.request_enter});
         }
@@ -414,15 +435,17 @@ class Retimer {
   /// `hi`.
   void check_partner_range(EventIdx x, Ticks lo, Ticks hi) {
     if (cand_m_.empty()) return;
-    const std::size_t s = candidate_segment(x);  // candidates 1..R are cand index 0..R-1
-    // Partner before cut s (1-based): candidates j0..s, j0 the first with M_j >= lo.
+    const std::size_t s = candidate_segment(x);  // x lies after candidates 0 .. s-1
+    // The partner may lie before candidate s-1: candidates j0 .. s-1 go, j0 the first whose
+    // latest begin is not before lo.
     if (s > 0 && !(lo > cand_m_[s - 1])) {
       const std::size_t j0 =
           static_cast<std::size_t>(std::lower_bound(cand_m_.begin(), cand_m_.end(), lo) -
                                    cand_m_.begin());
       for (std::size_t j = j0; j < s; ++j) disq_[j] = 1;
     }
-    // Partner after cut s + 1: candidates s+1 .. j1, j1 the last with M_j <= hi.
+    // The partner may lie after candidate s: candidates s .. j1 - 1 go, j1 the first whose
+    // latest begin is after hi.
     if (s < cand_m_.size() && !(hi < cand_m_[s])) {
       const std::size_t j1 =
           static_cast<std::size_t>(std::upper_bound(cand_m_.begin(), cand_m_.end(), hi) -
@@ -439,16 +462,27 @@ class Retimer {
     bool reset_ok = false;  ///< this rank allows a cut here
   };
 
+  struct Ready {
+    EventIdx event;
+    Ticks time;
+  };
+
   void prepare() {
     const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
     if (ncomms + 1 >= (1u << 24))
       throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
                                             "handles (2^24)");
+    const std::size_t n = trace_.size();
+    sent_.resize(n);
+    lr_.resize(n);
+    recvd_.resize(n);
+    sync_.resize(n);
+    lr_req_.resize(n);
     // (1) Collective rules, from the forward replay's timings.
     std::vector<InstanceInfo> infos;
     const TimingSink sink = [&](const CollInstance* inst, const CollTiming* timing,
-                                std::size_t n) {
-      for (std::size_t i = 0; i < n; ++i) infos.push_back(classify(inst[i], timing[i]));
+                                std::size_t count) {
+      for (std::size_t i = 0; i < count; ++i) infos.push_back(classify(inst[i], timing[i]));
     };
     table_ = reduce_collectives(world_, defs_, trace_, req_.window, req_.tolerate_unmatched,
                                 sink);
@@ -467,14 +501,16 @@ class Retimer {
     std::sort(cands.begin(), cands.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
       return a->entry.k < b->entry.k;
     });
-    if (cands.size() != best_count && best != UINT32_MAX)
-      cands.clear();  // an instance was left out (--partial): no cuts
+    // Every rank must see every candidate (--partial may have dropped some): else no cuts.
+    int complete = cands.size() == best_count ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &complete, 1, MPI_INT, MPI_MIN, world_.comm());
+    if (!complete) cands.clear();
     for (const InstanceInfo* c : cands) {
       cand_end_.push_back(c->entry.end);
       cand_m_.push_back(c->latest_begin);
       disq_.push_back(c->reset_ok ? 0 : 1);
     }
-    // Event order and k order agree, and so do the ends; M is non-decreasing along the cuts.
+    // Event order and instance order agree, and the latest begins never decrease.
     for (std::size_t j = 1; j < cand_end_.size(); ++j)
       if (cand_end_[j] <= cand_end_[j - 1] || cand_m_[j] < cand_m_[j - 1]) disq_[j] = 1;
     // (2) Collectives that bind must not reach across a cut.
@@ -486,93 +522,81 @@ class Retimer {
       MatchSink msink(*this);
       match_messages(world_, defs_, trace_, msink, req_.tolerate_unmatched, req_.window);
     }
+    sent_.finish();
+    recvd_.finish();
     // (4) The cuts every rank allows.
     if (!disq_.empty())
       MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
                     MPI_MAX, world_.comm());
-    std::vector<std::uint8_t> is_reset(cands.size(), 0);
     for (std::size_t j = 0; j < cands.size(); ++j)
       if (!disq_[j]) {
-        is_reset[j] = 1;
         resets_.push_back(cand_end_[j]);
         reset_m_.push_back(static_cast<Clk>(cand_m_[j]));
+        CollEntry e = cands[j]->entry;
+        e.type = Bind::Reset;
+        colls_.push_back(e);
+        ready_.push_back(Ready{e.end, cand_m_[j]});
       }
     std::vector<EventIdx>().swap(cand_end_);
     std::vector<Ticks>().swap(cand_m_);
     std::vector<std::uint8_t>().swap(disq_);
     // (5) The instances the replay handles, in event order.
-    for (std::size_t j = 0; j < cands.size(); ++j)
-      if (is_reset[j]) {
-        CollEntry e = cands[j]->entry;
-        e.type = Bind::Reset;
-        colls_.push_back(e);
-      }
     for (const InstanceInfo& info : infos)
       if (info.entry.type != Bind::None &&
-          !(info.entry.comm == best && std::binary_search(resets_.begin(), resets_.end(),
-                                                          info.entry.end))) {
+          !(info.entry.comm == best &&
+            std::binary_search(resets_.begin(), resets_.end(), info.entry.end))) {
         colls_.push_back(info.entry);
-        if (info.entry.binds) binding_.push_back(info);
+        if (info.entry.binds) ready_.push_back(Ready{info.entry.end, info.ready});
       }
     std::vector<InstanceInfo>().swap(infos);
     std::sort(colls_.begin(), colls_.end(),
               [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
     // (6) Each synchronization's original completion time: its end minus the latest original
     // ready time (its own previous event, or what the rules say it waits for).
-    for (const CollEntry& c : colls_)
-      if (c.type == Bind::Reset)
-        ready_.push_back(Ready{c.end, static_cast<Ticks>(
-                                          reset_m_[static_cast<std::size_t>(
-                                              std::lower_bound(resets_.begin(), resets_.end(),
-                                                               c.end) -
-                                              resets_.begin())])});
-    for (const InstanceInfo& info : binding_)
-      ready_.push_back(Ready{info.entry.end, info.ready});
-    std::vector<InstanceInfo>().swap(binding_);
     std::sort(ready_.begin(), ready_.end(),
               [](const Ready& a, const Ready& b) { return a.event < b.event; });
-    gaps_.reserve(ready_.size());
     for (std::size_t i = 0; i < ready_.size(); ++i) {
       const EventIdx e = ready_[i].event;
       Ticks ready = ready_[i].time;
       for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i)
         ready = std::max(ready, ready_[i + 1].time);
-      if (e == 0 || e >= trace_.size()) continue;
+      if (e == 0 || e >= n) continue;
       ready = std::max(ready, trace_.time[e - 1]);
-      gaps_.push_back(GapEntry{e, T(e) - static_cast<Clk>(ready)});
+      sync_.set(e);
+      gap_.push_back(T(e) - static_cast<Clk>(ready));
     }
+    sync_.finish();
     std::vector<Ready>().swap(ready_);
   }
 
   /// Where each part starts: the open balance visits there.
   void part_visits() {
     part_visits_.assign((resets_.size() + 1) * B_, std::numeric_limits<double>::quiet_NaN());
-    if (B_ > 0 && !resets_.empty()) {
-      struct Open {
-        EventIdx enter;
-        int slot;
-        double factor;
-        bool known;
-      };
-      std::vector<Open> stack;
-      std::size_t next = 0;
-      for (EventIdx e = 0; e < trace_.size() && next < resets_.size(); ++e) {
-        if (e == resets_[next]) {
-          for (Open& o : stack) {
-            if (o.slot < 0) continue;
-            if (!o.known) {
-              o.factor = visit_factor(o.enter, o.slot);
-              o.known = true;
-            }
-            part_visits_[(next + 1) * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+    if (B_ == 0 || resets_.empty()) return;
+    struct Open {
+      EventIdx enter;
+      int slot;
+      double factor;
+      bool known;
+    };
+    std::vector<Open> stack;
+    std::size_t next = 0;
+    for (EventIdx e = 0; e < trace_.size() && next < resets_.size(); ++e) {
+      if (e == resets_[next]) {
+        for (Open& o : stack) {
+          if (o.slot < 0) continue;
+          if (!o.known) {
+            o.factor = visit_factor(o.enter, o.slot);
+            o.known = true;
           }
-          ++next;
+          part_visits_[(next + 1) * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
         }
-        if (trace_.kind[e] == EventKind::Enter)
-          stack.push_back(Open{e, balance_slot(trace_.ref[e]), 0.0, false});
-        else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
-          stack.pop_back();
+        ++next;
       }
+      if (trace_.kind[e] == EventKind::Enter)
+        stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
+      else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
+        stack.pop_back();
     }
   }
 
@@ -683,24 +707,66 @@ class Retimer {
   }
 
   // ---- Transport --------------------------------------------------------------------------
-  void put_clocks(std::vector<char>& out, const Clk* clocks) const {
-    const char* p = reinterpret_cast<const char*>(clocks);
-    out.insert(out.end(), p, p + S_ * sizeof(Clk));
-  }
-  template <class T>
-  static void put(std::vector<char>& out, const T& v) {
+  template <class V>
+  static void put(std::vector<char>& out, const V& v) {
     const char* p = reinterpret_cast<const char*>(&v);
-    out.insert(out.end(), p, p + sizeof(T));
+    out.insert(out.end(), p, p + sizeof(V));
   }
-  template <class T>
-  static T get(const char*& p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    p += sizeof(T);
+  template <class V>
+  static V get(const char*& p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    p += sizeof(V);
     return v;
   }
+  /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
+  /// usual case: scenarios differ by less than 2 s within a part), else 8.
+  void put_clocks(std::vector<char>& out, const Clk* c) const {
+    bool small = true;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      const Clk d = c[s] - c[0];
+      small = small && d >= std::numeric_limits<std::int32_t>::min() &&
+              d <= std::numeric_limits<std::int32_t>::max();
+    }
+    const std::size_t at = out.size();
+    out.resize(at + sizeof(Clk) + 1 + (S_ - 1) * (small ? 4 : 8));
+    char* p = out.data() + at;
+    std::memcpy(p, c, sizeof(Clk));
+    p[sizeof(Clk)] = small ? 1 : 0;
+    p += sizeof(Clk) + 1;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      const Clk d = c[s] - c[0];
+      if (small) {
+        const auto d32 = static_cast<std::int32_t>(d);
+        std::memcpy(p, &d32, 4);
+        p += 4;
+      } else {
+        std::memcpy(p, &d, 8);
+        p += 8;
+      }
+    }
+  }
+  void get_clocks(const char*& p, Clk* c) const {
+    std::memcpy(c, p, sizeof(Clk));
+    const bool small = p[sizeof(Clk)] != 0;
+    p += sizeof(Clk) + 1;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      if (small) {
+        std::int32_t d32;
+        std::memcpy(&d32, p, 4);
+        p += 4;
+        c[s] = c[0] + d32;
+      } else {
+        Clk d;
+        std::memcpy(&d, p, 8);
+        p += 8;
+        c[s] = c[0] + d;
+      }
+    }
+  }
 
-  std::uint32_t pool_store(const char* p) {
+  /// Stores a record's clocks until their event consumes them; returns the slot.
+  Clk pool_store(const char*& p) {
     std::uint32_t slot;
     if (!free_.empty()) {
       slot = free_.back();
@@ -709,7 +775,7 @@ class Retimer {
       slot = static_cast<std::uint32_t>(pool_.size() / S_);
       pool_.resize(pool_.size() + S_);
     }
-    std::memcpy(&pool_[static_cast<std::size_t>(slot) * S_], p, S_ * sizeof(Clk));
+    get_clocks(p, &pool_[static_cast<std::size_t>(slot) * S_]);
     return slot;
   }
   const Clk* pool_at(Clk slot) const { return &pool_[static_cast<std::size_t>(slot) * S_]; }
@@ -722,6 +788,7 @@ class Retimer {
   /// Reads one round's records. Returns whether any arrived.
   bool receive(RecordExchange& ex) {
     bool any = false;
+    rx_.resize(S_);
     for (int source = 0; source < world_.size(); ++source) {
       const std::vector<char>& bytes = ex.from(source);
       const char* p = bytes.data();
@@ -731,30 +798,29 @@ class Retimer {
         const Rec type = static_cast<Rec>(get<std::uint8_t>(p));
         switch (type) {
           case kLsF: {
-            const EventIdx key = get<EventIdx>(p);
+            const EventIdx send = get<EventIdx>(p);
+            const EventIdx request = get<EventIdx>(p);
             const std::uint8_t lr = get<std::uint8_t>(p);
-            inbox_.insert(key_of(kLsF, 0, key), pool_store(p));
-            p += S_ * sizeof(Clk);
-            if (lr) lr_requests_.push_back(key);
+            inbox_.insert(key_of(kLsF, static_cast<std::uint32_t>(source), send), pool_store(p));
+            if (lr && request < trace_.size())
+              lr_req_.set(request);  // the backward replay hears from the sender here
             break;
           }
           case kLrF: {
             const EventIdx key = get<EventIdx>(p);
             // Only a completion that binds waits for it (its send knows).
-            auto it = std::lower_bound(sends_.begin(), sends_.end(), key,
-                                       [](const SendEntry& s, EventIdx e) { return s.send < e; });
-            if (it != sends_.end() && it->send == key &&
-                lr_bind_[static_cast<std::size_t>(it - sends_.begin())])
+            if (key < trace_.size() && lr_.test(key))
               inbox_.insert(key_of(kLrF, 0, key), pool_store(p));
-            p += S_ * sizeof(Clk);
+            else
+              get_clocks(p, rx_.data());
             break;
           }
           case kUpF: {
             const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
             const std::uint32_t local = get<std::uint32_t>(p);
             const std::uint8_t source = get<std::uint8_t>(p);
-            host_up(comm, k, local, source ? p : nullptr);
-            if (source) p += S_ * sizeof(Clk);
+            if (source) get_clocks(p, rx_.data());
+            host_up(comm, k, local, source ? rx_.data() : nullptr);
             break;
           }
           case kReqF: {
@@ -766,7 +832,6 @@ class Retimer {
           case kDownF: {
             const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
             inbox_.insert(key_of(kDownF, comm, k), pool_store(p));
-            p += S_ * sizeof(Clk);
             break;
           }
           case kLsB: case kLrB: {
@@ -786,8 +851,11 @@ class Retimer {
             break;
           }
           default:
-            throw ReplayError("what-if replay: a damaged record from rank " +
-                              std::to_string(source));
+            // Only this code writes these records: a wrong kind is a bug, not a bad trace.
+            if (error_.empty())
+              error_ = "what-if replay: rank " + std::to_string(me_) +
+                       ": a record of unknown kind from rank " + std::to_string(source);
+            p = end;
         }
       }
     }
@@ -816,19 +884,15 @@ class Retimer {
     return h;
   }
 
-  void host_up(std::uint32_t comm, std::uint32_t k, std::uint32_t local, const char* clocks) {
+  void host_up(std::uint32_t comm, std::uint32_t k, std::uint32_t local, const Clk* clocks) {
     HostInstance& h = host_instance(comm, k);
     ++h.got;
-    if (h.type == Bind::Scan) h.arrived[local] = 1;
+    if (h.type == Bind::Scan && local < h.size) h.arrived[local] = 1;
     if (clocks != nullptr) {
       if (h.type != Bind::All) h.source_locals.push_back(local);
       Clk* to = h.type == Bind::Scan ? &h.clocks[static_cast<std::size_t>(local) * S_]
                                      : h.clocks.data();
-      for (std::uint32_t s = 0; s < S_; ++s) {
-        Clk v;
-        std::memcpy(&v, clocks + s * sizeof(Clk), sizeof v);
-        to[s] = std::max(to[s], v);
-      }
+      for (std::uint32_t s = 0; s < S_; ++s) to[s] = std::max(to[s], clocks[s]);
     }
     host_answer(h, comm, k);
   }
@@ -943,9 +1007,10 @@ class Retimer {
     std::uint32_t index = 0;
     EventIdx start = 0, stop = 0;
     EventIdx e = 0;
-    std::uint32_t rc = 0, sc = 0, cc = 0;
+    std::uint32_t cc = 0;  ///< forward: next collective entry (by end); backward: last <= e, +1
     std::uint32_t cp = UINT32_MAX;
     Clk base = 0;  ///< the original latest begin of the cut that starts the part (0: the first)
+    Clk prev = 0;  ///< original time of event e - 1
     bool done = false;
     EventIdx shipped = kNoEvent;   ///< event whose pre-wait records went out
     EventIdx requested = kNoEvent; ///< collective end whose request went to the host
@@ -957,12 +1022,17 @@ class Retimer {
     };
     std::vector<Wait> waits;  ///< backward: records an earlier event needs
     Clk L = 0;                ///< backward: latest time of event e
-    std::int64_t gi = 0, ri = 0, si = 0, ci = 0;  ///< backward cursors (last entry <= e)
   };
 
   EventIdx part_start(std::size_t s) const { return s == 0 ? 0 : resets_[s - 1]; }
   EventIdx part_stop(std::size_t s) const {
     return s < resets_.size() ? resets_[s] : static_cast<EventIdx>(trace_.size());
+  }
+  std::uint32_t first_coll_ending_after(EventIdx e) const {
+    return static_cast<std::uint32_t>(
+        std::upper_bound(colls_.begin(), colls_.end(), e,
+                         [](EventIdx x, const CollEntry& c) { return x < c.end; }) -
+        colls_.begin());
   }
 
   void forward(RetimeResult& result) {
@@ -970,10 +1040,8 @@ class Retimer {
     fwd_ex_ = &ex;
     const std::size_t nparts = resets_.size() + 1;
     const std::size_t trace_n = trace_.size();
-    std::vector<Clk> prefix(S_, 0);  // M per clock at the current part's start
-    Clk last_local[2] = {0, 0};
+    std::vector<Clk> prefix(S_, 0);  // per clock: the latest begin of the last cut (M)
     std::vector<Clk> last(S_, kNeg);
-    std::vector<Clk> cut_sum;
     tmp_.assign(S_, 0);
     for (std::size_t w0 = 0; w0 < nparts; w0 += window_) {
       const std::size_t w1 = std::min(nparts, w0 + window_);
@@ -999,8 +1067,8 @@ class Retimer {
         if (flags[0] == 0) break;
         if (flags[1] == 0) release_forward();
       }
-      // Join the parts: each cut's latest begin, per clock.
-      const std::size_t cuts = std::min(w1, resets_.size()) > w0 ? std::min(w1, resets_.size()) - w0 : 0;
+      // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
+      const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
       if (cuts > 0)
         MPI_Allreduce(MPI_IN_PLACE, cut_clk_.data(), static_cast<int>(cuts * S_), MPI_INT64_T,
                       MPI_MAX, world_.comm());
@@ -1010,8 +1078,9 @@ class Retimer {
           for (std::uint32_t c = 0; c < S_; ++c) prefix[c] += cut_clk_[i * S_ + c];
           if (prefix[0] != reset_m_[s] && error_.empty())
             error_ = defs_.anchor_path + ": rank " + std::to_string(me_) +
-                     ": the re-timing replay did not reproduce the latest begin of the " +
-                     std::to_string(s + 1) + "-th collective it cuts the run at";
+                     ": the re-timing replay with nothing changed missed the latest begin of "
+                     "the collective it cuts the run at (the " + std::to_string(s + 1) +
+                     "-th)";
         } else if (trace_n > 0) {
           for (std::uint32_t c = 0; c < S_; ++c) last[c] = prefix[c] + last_clk_[c];
         }
@@ -1026,23 +1095,20 @@ class Retimer {
     fwd_ex_ = nullptr;
     // Runtime: latest end minus earliest start over all ranks (first events keep their time).
     std::vector<Clk> global(S_ + 1, kNeg);
-    std::vector<Clk> mine(S_ + 1, kNeg);
-    for (std::uint32_t c = 0; c < S_; ++c) mine[c] = last[c];
-    mine[S_] = trace_n > 0 ? -T(0) : kNeg;
+    std::vector<Clk> mine(last);
+    mine.push_back(trace_n > 0 ? -T(0) : kNeg);
     MPI_Allreduce(mine.data(), global.data(), static_cast<int>(S_ + 1), MPI_INT64_T, MPI_MAX,
                   world_.comm());
     runtime_.assign(S_, 0);
     for (std::uint32_t c = 0; c < S_; ++c) runtime_[c] = global[c] + global[S_];
     t_max_ = global[0];
-    (void)last_local;
-    (void)cut_sum;
     std::sort(released_events_.begin(), released_events_.end());
-    std::sort(lr_requests_.begin(), lr_requests_.end());
-    std::sort(lr_attach_.begin(), lr_attach_.end());
-    // Records nobody waited for any more (released constraints) are dropped.
+    // Records nobody waits for any more (released constraints) are dropped.
     inbox_.clear();
     std::vector<Clk>().swap(pool_);
     std::vector<std::uint32_t>().swap(free_);
+    std::vector<Part>().swap(parts_);
+    std::vector<Clk>().swap(clk_);
   }
 
   void start_forward(Part& g, std::size_t s, std::size_t slot) {
@@ -1051,46 +1117,33 @@ class Retimer {
     g.stop = part_stop(s);
     g.e = g.start;
     g.base = s == 0 ? 0 : reset_m_[s - 1];
-    const EventIdx first_own = s == 0 ? g.start : g.start + 1;
-    g.rc = static_cast<std::uint32_t>(
-        std::lower_bound(recvs_.begin(), recvs_.end(), first_own,
-                         [](const RecvEntry& r, EventIdx e) { return r.completion < e; }) -
-        recvs_.begin());
-    g.sc = static_cast<std::uint32_t>(
-        std::lower_bound(sends_.begin(), sends_.end(), first_own,
-                         [](const SendEntry& r, EventIdx e) { return r.send < e; }) -
-        sends_.begin());
-    g.cc = static_cast<std::uint32_t>(
-        std::lower_bound(colls_.begin(), colls_.end(), first_own,
-                         [](const CollEntry& c, EventIdx e) { return c.end < e; }) -
-        colls_.begin());
-    g.gi = std::lower_bound(gaps_.begin(), gaps_.end(), first_own,
-                            [](const GapEntry& x, EventIdx e) { return x.event < e; }) -
-           gaps_.begin();
+    g.cc = s == 0 ? 0 : first_coll_ending_after(g.start);
     Clk* a = &clk_[slot * 2 * S_];
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
     for (std::size_t b = 0; b < B_; ++b) vis[b] = part_visits_[s * B_ + b];
     if (g.start >= g.stop) {
       g.done = true;
-      if (s < resets_.size()) error_ = "what-if replay: an empty part before a cut";
+      if (s < resets_.size() && error_.empty())
+        error_ = "what-if replay: rank " + std::to_string(me_) + ": an empty part before a cut";
       return;
     }
     if (s == 0) {
-      // The first event keeps its time in every scenario.
+      // The first event keeps its time in every scenario; forward_step takes it from here.
       for (std::uint32_t c = 0; c < S_; ++c) a[c] = T(0);
-      return;  // event 0 is processed by forward_step (with no time before it)
+      g.prev = T(0);
+      return;
     }
     // The cut's end: every rank leaves at the latest begin plus its own completion time.
     const EventIdx x = g.start;
     const Clk gap = T(x) - g.base;
     for (std::uint32_t c = 0; c < S_; ++c) a[c] = gap;
     const std::uint32_t cp = activity_path(x);
-    apply_changes(a, cp, gap, vis, x);
-    g.cp = trace_.kind[x] == EventKind::Leave ? parent(trace_.ref[x]) : cp;
-    if (trace_.kind[x] == EventKind::Leave) {
-      const int b = balance_slot(trace_.ref[x]);
-      if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
-    }
+    if (changed(cp)) apply_changes(a, cp, gap, vis, x);
+    const bool leave = trace_.kind[x] == EventKind::Leave;
+    g.cp = leave ? parent(trace_.ref[x]) : cp;
+    if (leave && slot_of_[trace_.ref[x]] >= 0)
+      vis[slot_of_[trace_.ref[x]]] = std::numeric_limits<double>::quiet_NaN();
+    g.prev = T(x);
     g.e = x + 1;
     if (g.e >= g.stop) finish_part(g, slot);
   }
@@ -1109,45 +1162,48 @@ class Retimer {
     Clk* a = &clk_[slot * 2 * S_];
     Clk* enter = a + S_;
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
+    const std::uint32_t S = S_;
     bool moved = false;
-    const Clk* parts[8];
-    std::uint64_t keys[8];
+    constexpr std::size_t kMaxPartners = 8;
+    const Clk* partners[kMaxPartners];
+    std::uint64_t keys[kMaxPartners];
     while (g.e < g.stop) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
-      const bool matched_recv = (k == EventKind::Recv || k == EventKind::Irecv) &&
-                                g.rc < recvs_.size() && recvs_[g.rc].completion == e;
+      const bool recv = (k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(e);
       // Records that go out before this event may wait: a blocking receive's request.
       if (g.shipped != e) {
         g.shipped = e;
-        if (k == EventKind::Recv && matched_recv)
-          ship_lr_forward(peer(e), recvs_[g.rc].sender_event, enter);
+        if (k == EventKind::Recv && recv) {
+          const std::uint32_t i = recvd_.rank(e);
+          ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
+        }
       }
+      const bool sync = sync_.test(e) && g.released != e;
       std::size_t np = 0;
-      if (g.released != e) {
+      if (sync) {
         bool missing = false;
         auto need = [&](std::uint64_t key) {
-          Clk slot_value = 0;
-          if (np == 8) throw ReplayError("what-if replay: more than 8 constraints on one event");
-          if (!inbox_.find(key, slot_value)) {
+          Clk value = 0;
+          if (!inbox_.find(key, value)) {
             missing = true;
-            return;
+          } else if (np < kMaxPartners) {
+            keys[np] = key;
+            partners[np++] = pool_at(value);
           }
-          keys[np] = key;
-          parts[np++] = pool_at(slot_value);
         };
-        if (matched_recv)
-          need(key_of(kLsF, 0, k == EventKind::Recv ? e : trace_.message(e).partner));
+        if (recv) {
+          const std::uint32_t i = recvd_.rank(e);
+          need(key_of(kLsF, static_cast<std::uint32_t>(recv_source_[i]), recv_sender_[i]));
+        }
         for (const auto& [at, send] : g.pending)
           if (at == e) need(key_of(kLrF, 0, send));
         if (k == EventKind::IsendComplete) {
           const EventIdx isend = trace_.ref[e];
-          if (isend != kNoEvent && isend < e && trace_.kind[isend] == EventKind::Isend &&
-              lr_binds(isend))
+          if (isend < e && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
             need(key_of(kLrF, 0, isend));
         }
-        if (g.cc < colls_.size() && colls_[g.cc].end == e && colls_[g.cc].binds &&
-            colls_[g.cc].type != Bind::Reset) {
+        if (g.cc < colls_.size() && colls_[g.cc].end == e && colls_[g.cc].binds) {
           const CollEntry& c = colls_[g.cc];
           if (g.requested != e) {
             g.requested = e;
@@ -1162,106 +1218,79 @@ class Retimer {
         if (missing) return moved;
       }
       // The new times.
-      const Clk t_rel = T(e) - g.base;
+      const Clk t = T(e);
       if (np == 0) {
-        const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
-        for (std::uint32_t c = 0; c < S_; ++c) a[c] += d;
-        if (change_begin_[g.cp == UINT32_MAX ? 0 : g.cp] !=
-            change_begin_[g.cp == UINT32_MAX ? 0 : g.cp + 1])
-          apply_changes(a, g.cp, d, vis, e);
+        const Clk d = t - g.prev;
+        for (std::uint32_t c = 0; c < S; ++c) a[c] += d;
+        if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
       } else {
-        while (g.gi < static_cast<std::int64_t>(gaps_.size()) &&
-               gaps_[static_cast<std::size_t>(g.gi)].event < e)
-          ++g.gi;
-        if (g.gi >= static_cast<std::int64_t>(gaps_.size()) ||
-            gaps_[static_cast<std::size_t>(g.gi)].event != e)
-          throw ReplayError("what-if replay: rank " + std::to_string(me_) + ", event " +
-                            std::to_string(e) + ": a synchronization without its original "
-                            "completion time");
-        const Clk gap = gaps_[static_cast<std::size_t>(g.gi)].gap;
-        Clk* t = tmp_.data();
-        for (std::uint32_t c = 0; c < S_; ++c) {
+        const Clk gap = gap_[sync_.rank(e)];
+        Clk* next = tmp_.data();
+        for (std::uint32_t c = 0; c < S; ++c) {
           Clk r = a[c];
-          for (std::size_t i = 0; i < np; ++i) r = std::max(r, parts[i][c]);
-          t[c] = r + gap;
+          for (std::size_t i = 0; i < np; ++i) r = std::max(r, partners[i][c]);
+          next[c] = r + gap;
         }
-        apply_changes(t, g.cp, gap, vis, e);
-        for (std::uint32_t c = 0; c < S_; ++c) a[c] = std::max(a[c], t[c]);
+        if (changed(g.cp)) apply_changes(next, g.cp, gap, vis, e);
+        for (std::uint32_t c = 0; c < S; ++c) a[c] = std::max(a[c], next[c]);
         for (std::size_t i = 0; i < np; ++i) {
-          Clk slot_value = 0;
-          inbox_.find(keys[i], slot_value);
-          pool_free(slot_value);
+          Clk value = 0;
+          inbox_.find(keys[i], value);
+          pool_free(value);
           inbox_.erase(keys[i]);
         }
-        for (std::size_t i = 0; i < g.pending.size();)
-          if (g.pending[i].first == e) {
-            lr_attach_.push_back({e, g.pending[i].second});
-            g.pending[i] = g.pending.back();
-            g.pending.pop_back();
-          } else {
-            ++i;
-          }
-        if (k == EventKind::IsendComplete && trace_.ref[e] != kNoEvent)
-          for (std::size_t i = 0; i < np; ++i)
-            if (keys[i] == key_of(kLrF, 0, trace_.ref[e])) lr_attach_.push_back({e, trace_.ref[e]});
       }
-      if (a[0] != t_rel && error_.empty())
+      if (a[0] != t - g.base && error_.empty())
         error_ = defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
                  std::to_string(e) + ": the re-timing replay with nothing changed moved it by " +
-                 std::to_string(a[0] - t_rel) + " ticks";
-      // What the event starts or ships.
+                 std::to_string(a[0] - (t - g.base)) + " ticks";
+      // What the event opens, closes or ships.
       switch (k) {
         case EventKind::Enter: {
           g.cp = trace_.ref[e];
-          if (mpi_region(g.cp)) std::copy(a, a + S_, enter);
-          const int b = balance_slot(g.cp);
+          if (mpi_path_[g.cp]) std::copy(a, a + S, enter);
+          const int b = slot_of_[g.cp];
           if (b >= 0) vis[b] = visit_factor(e, b);
           break;
         }
         case EventKind::Leave: {
-          const int b = balance_slot(trace_.ref[e]);
+          const int b = slot_of_[trace_.ref[e]];
           if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
           g.cp = parent(trace_.ref[e]);
-          for (std::size_t i = 0; i < g.pending.size();)
-            if (g.pending[i].first == e) {  // released: nothing binds any more
-              g.pending[i] = g.pending.back();
-              g.pending.pop_back();
-            } else {
-              ++i;
-            }
+          if (!g.pending.empty())
+            g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(),
+                                           [&](const auto& p) { return p.first == e; }),
+                            g.pending.end());
           break;
         }
         case EventKind::Send: case EventKind::Isend:
-          if (g.sc < sends_.size() && sends_[g.sc].send == e) {
-            const bool lr = lr_bind_[g.sc] != 0;
-            std::vector<char>& out = fwd_ex_->to(peer(e));
+          if (sent_.test(e)) {
+            const bool lr = lr_.test(e);
+            const std::uint32_t i = sent_.rank(e);
+            std::vector<char>& out = fwd_ex_->to(send_dest_[i]);
             put(out, static_cast<std::uint8_t>(kLsF));
-            put(out, sends_[g.sc].request);
+            put(out, e);
+            put(out, send_request_[i]);
             put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
             put_clocks(out, enter);
             if (lr && k == EventKind::Send) {
               const EventIdx leave = trace_.leave_of(trace_.call_of(e));
               if (leave != kNoEvent) g.pending.push_back({leave, e});
             }
-            ++g.sc;
           }
           break;
         case EventKind::IrecvRequest: {
           const EventIdx completion = trace_.ref[e];
           if (completion != kNoEvent && completion > e && completion < trace_.size() &&
-              trace_.kind[completion] == EventKind::Irecv) {
-            auto it = std::lower_bound(
-                recvs_.begin(), recvs_.end(), completion,
-                [](const RecvEntry& r, EventIdx x) { return r.completion < x; });
-            if (it != recvs_.end() && it->completion == completion)
-              ship_lr_forward(peer(completion), it->sender_event, enter);
+              trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion)) {
+            const std::uint32_t i = recvd_.rank(completion);
+            ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
           }
           break;
         }
         default:
           break;
       }
-      if (matched_recv) ++g.rc;
       if (g.cc < colls_.size() && colls_[g.cc].begin == e && colls_[g.cc].up &&
           colls_[g.cc].type != Bind::Reset) {
         const CollEntry& c = colls_[g.cc];
@@ -1274,18 +1303,12 @@ class Retimer {
         if (c.source) put_clocks(out, a);
       }
       if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
+      g.prev = t;
       ++g.e;
       moved = true;
     }
     finish_part(g, slot);
     return moved;
-  }
-
-  bool lr_binds(EventIdx send) const {
-    auto it = std::lower_bound(sends_.begin(), sends_.end(), send,
-                               [](const SendEntry& s, EventIdx e) { return s.send < e; });
-    return it != sends_.end() && it->send == send &&
-           lr_bind_[static_cast<std::size_t>(it - sends_.begin())] != 0;
   }
 
   void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
@@ -1312,8 +1335,9 @@ class Retimer {
     near_critical_.assign(tree_.size(), 0.0);
     const std::size_t nparts = resets_.size() + 1;
     // Hosts answer at once where no binding member covers a source.
-    for (auto& [key, h] : hosted_) host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
-                                                       static_cast<std::uint32_t>(key));
+    for (auto& [key, h] : hosted_)
+      host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
+                          static_cast<std::uint32_t>(key));
     const std::size_t windows = (nparts + window_ - 1) / window_;
     for (std::size_t w = windows; w-- > 0;) {
       const std::size_t w0 = w * window_;
@@ -1343,13 +1367,7 @@ class Retimer {
       }
     }
     bwd_ex_ = nullptr;
-  }
-
-  template <class V, class F>
-  static std::int64_t last_at_or_before(const std::vector<V>& v, EventIdx e, F&& event_of) {
-    auto it = std::upper_bound(v.begin(), v.end(), e,
-                               [&](EventIdx x, const V& entry) { return x < event_of(entry); });
-    return static_cast<std::int64_t>(it - v.begin()) - 1;
+    std::vector<Part>().swap(parts_);
   }
 
   void start_backward(Part& g, std::size_t s) {
@@ -1361,11 +1379,15 @@ class Retimer {
       return;
     }
     g.e = g.stop - 1;
+    // The cut that ends the part: every rank's begin may come as late as the latest one did
+    // (that begin is on the critical path). The last part ends with the run.
     g.L = s < resets_.size() ? reset_m_[s] : t_max_;
-    g.gi = last_at_or_before(gaps_, g.e, [](const GapEntry& x) { return x.event; });
-    g.ri = last_at_or_before(recvs_, g.e, [](const RecvEntry& x) { return x.completion; });
-    g.si = last_at_or_before(sends_, g.e, [](const SendEntry& x) { return x.send; });
-    g.ci = last_at_or_before(colls_, g.e, [](const CollEntry& x) { return x.end; });
+    g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
+  }
+
+  bool released_forward(EventIdx e) const {
+    return !released_events_.empty() &&
+           std::binary_search(released_events_.begin(), released_events_.end(), e);
   }
 
   /// Walks part g backwards until an event needs a record that has not come, or to its start.
@@ -1375,73 +1397,48 @@ class Retimer {
     for (;;) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
-      // The collective whose begin this may be: the next instance at or after e.
-      const std::int64_t next_coll = g.ci + 1;
-      const bool coll_begin = next_coll < static_cast<std::int64_t>(colls_.size()) &&
-                              colls_[next_coll].begin == e;
+      // The collective whose begin e may be: the first entry ending after e.
+      const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
+                                          colls_[g.cc].source && colls_[g.cc].type != Bind::Reset
+                                      ? &colls_[g.cc]
+                                      : nullptr;
       // (1) Records this event needs: it is the partner of later synchronizations.
       if (g.released != e) {
         bool missing = false;
-        for (const Part::Wait& w : g.waits) {
-          Clk v = 0;
+        Clk v = 0;
+        for (const Part::Wait& w : g.waits)
           if (w.at == e && !inbox_.find(w.key, v)) missing = true;
-        }
-        const CollEntry* c = coll_begin ? &colls_[next_coll] : nullptr;
-        if (c != nullptr && c->source && c->type != Bind::Reset) {
-          Clk v = 0;
-          if (!inbox_.find(key_of(kDownB, c->comm, c->k), v)) missing = true;
-        }
+        if (begin_of != nullptr && !inbox_.find(key_of(kDownB, begin_of->comm, begin_of->k), v))
+          missing = true;
         if (missing) return moved;
-        for (std::size_t i = 0; i < g.waits.size();)
-          if (g.waits[i].at == e) {
-            Clk v = 0;
-            inbox_.find(g.waits[i].key, v);
-            g.L = std::min(g.L, v);
-            inbox_.erase(g.waits[i].key);
-            g.waits[i] = g.waits.back();
-            g.waits.pop_back();
-          } else {
-            ++i;
-          }
-        if (c != nullptr && c->source && c->type != Bind::Reset) {
-          const std::uint64_t key = key_of(kDownB, c->comm, c->k);
-          Clk v = 0;
-          inbox_.find(key, v);
-          g.L = std::min(g.L, v);
+        auto take = [&](std::uint64_t key) {
+          Clk value = kPos;
+          inbox_.find(key, value);
+          g.L = std::min(g.L, value);
           inbox_.erase(key);
-        }
-      } else {
-        for (std::size_t i = 0; i < g.waits.size();)
-          if (g.waits[i].at == e) {
-            g.waits[i] = g.waits.back();
-            g.waits.pop_back();
-          } else {
-            ++i;
-          }
+        };
+        for (const Part::Wait& w : g.waits)
+          if (w.at == e) take(w.key);
+        if (begin_of != nullptr) take(key_of(kDownB, begin_of->comm, begin_of->k));
       }
+      if (!g.waits.empty())
+        g.waits.erase(std::remove_if(g.waits.begin(), g.waits.end(),
+                                     [&](const Part::Wait& w) { return w.at == e; }),
+                      g.waits.end());
       // (2) The activity that ends here, and the synchronization it completes.
-      const bool has_gap = g.gi >= 0 && gaps_[static_cast<std::size_t>(g.gi)].event == e;
-      const Clk gap = has_gap ? gaps_[static_cast<std::size_t>(g.gi)].gap : 0;
-      if (has_gap) --g.gi;
-      // A synchronization the forward replay had to release counts as a plain activity.
-      const bool sync =
-          has_gap && (released_events_.empty() ||
-                      !std::binary_search(released_events_.begin(), released_events_.end(), e));
-      const bool first_event = e == 0;
-      if (!first_event) {
+      const bool sync = sync_.test(e) && !released_forward(e);
+      if (e > 0) {
         const Clk d = T(e) - T(e - 1);
-        const Clk busy = sync ? std::max<Clk>(gap, 0) : d;
+        const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
+        const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
         const std::uint32_t cp = activity_path(e);
         if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
-          near_critical_[cp] += static_cast<double>(busy) * tick;
+          near_critical_[cp] += static_cast<double>(own) * tick;
         if (sync && !(g.index > 0 && e == g.start)) ship_backward(g, e, k, g.L - gap);
-        // (3) Later records for the requests and sends of this event's call.
         register_waits(g, e, k);
-        if (g.ri >= 0 && recvs_[static_cast<std::size_t>(g.ri)].completion == e) --g.ri;
-        if (g.si >= 0 && sends_[static_cast<std::size_t>(g.si)].send == e) --g.si;
-        if (g.ci >= 0 && colls_[static_cast<std::size_t>(g.ci)].end == e) --g.ci;
-        g.L -= sync ? std::max<Clk>(gap, 0) : d;
+        g.L -= own;
       }
+      while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
       moved = true;
       if (e == g.start) {
         g.done = true;
@@ -1451,27 +1448,37 @@ class Retimer {
     }
   }
 
+  /// The latest time of a synchronization minus its completion time goes to the partners it
+  /// waited for: none of them may be later than that.
   void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
-    if ((k == EventKind::Recv || k == EventKind::Irecv) && g.ri >= 0 &&
-        recvs_[static_cast<std::size_t>(g.ri)].completion == e) {
-      std::vector<char>& out = bwd_ex_->to(peer(e));
+    if ((k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(e)) {
+      const std::uint32_t i = recvd_.rank(e);
+      std::vector<char>& out = bwd_ex_->to(recv_source_[i]);
       put(out, static_cast<std::uint8_t>(kLsB));
-      put(out, recvs_[static_cast<std::size_t>(g.ri)].sender_event);
+      put(out, recv_sender_[i]);
       put(out, value);
     }
-    auto it = std::lower_bound(lr_attach_.begin(), lr_attach_.end(),
-                               std::pair<EventIdx, EventIdx>{e, 0});
-    for (; it != lr_attach_.end() && it->first == e; ++it) {
-      auto s = std::lower_bound(sends_.begin(), sends_.end(), it->second,
-                                [](const SendEntry& x, EventIdx v) { return x.send < v; });
-      if (s == sends_.end() || s->send != it->second) continue;
-      std::vector<char>& out = bwd_ex_->to(peer(it->second));
+    auto late_receiver = [&](EventIdx send) {
+      const std::uint32_t i = sent_.rank(send);
+      std::vector<char>& out = bwd_ex_->to(send_dest_[i]);
       put(out, static_cast<std::uint8_t>(kLrB));
-      put(out, s->request);
+      put(out, send_request_[i]);
       put(out, value);
+    };
+    if (k == EventKind::IsendComplete) {
+      const EventIdx isend = trace_.ref[e];
+      if (isend < e && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
+        late_receiver(isend);
+    } else if (k == EventKind::Leave) {
+      // A blocking send's call: its binding sends lie between its Enter and this Leave.
+      for (EventIdx i = e; i-- > 0;) {
+        const EventKind ki = trace_.kind[i];
+        if (ki == EventKind::Enter || ki == EventKind::Leave) break;
+        if (ki == EventKind::Send && lr_.test(i)) late_receiver(i);
+      }
     }
-    if (g.ci >= 0 && colls_[static_cast<std::size_t>(g.ci)].end == e) {
-      const CollEntry& c = colls_[static_cast<std::size_t>(g.ci)];
+    if (g.cc > 0 && colls_[g.cc - 1].end == e) {
+      const CollEntry& c = colls_[g.cc - 1];
       if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
         std::vector<char>& out = bwd_ex_->to(host_of(c.comm, c.k));
         put(out, static_cast<std::uint8_t>(kUpB));
@@ -1483,16 +1490,16 @@ class Retimer {
     }
   }
 
+  /// Records that an earlier event of this call will need: from the receivers of its sends,
+  /// and from the senders whose completion waited for its receive requests.
   void register_waits(Part& g, EventIdx e, EventKind k) {
-    if ((k == EventKind::Send || k == EventKind::Isend) && g.si >= 0 &&
-        sends_[static_cast<std::size_t>(g.si)].send == e) {
+    if ((k == EventKind::Send || k == EventKind::Isend) && sent_.test(e)) {
       const EventIdx call = trace_.call_of(e);
       if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLsB, 0, e)});
     }
-    const bool request = (k == EventKind::Recv && g.ri >= 0 &&
-                          recvs_[static_cast<std::size_t>(g.ri)].completion == e) ||
-                         k == EventKind::IrecvRequest;
-    if (request && std::binary_search(lr_requests_.begin(), lr_requests_.end(), e)) {
+    const bool request =
+        (k == EventKind::Recv && recvd_.test(e)) || k == EventKind::IrecvRequest;
+    if (request && lr_req_.test(e)) {
       const EventIdx call = trace_.call_of(e);
       if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLrB, 0, e)});
     }
@@ -1507,16 +1514,30 @@ class Retimer {
   const std::uint32_t S_;
   const std::size_t window_;
 
+  // Scenarios.
   std::vector<Mod> mods_;
-  std::vector<std::uint32_t> change_begin_;
-  std::vector<double> visit_mean_;
+  std::vector<std::uint32_t> change_begin_;  ///< per call path: its changes in mods_
+  std::vector<int> slot_of_;                 ///< per call path: its balance slot, or -1
+  std::vector<std::uint8_t> mpi_path_;       ///< per call path: an MPI region's
+  std::vector<double> visit_mean_;           ///< per balance slot: ticks of a visit
   std::size_t B_ = 0;
 
+  // What the replay knows about events (bit per event, entries indexed by rank()).
+  EventBits sent_;   ///< matched sends
+  std::vector<EventIdx> send_request_;  ///< per matched send: the receiver's request event
+  std::vector<Rank> send_dest_;         ///< per matched send: the receiver
+  EventBits lr_;     ///< matched sends whose completion waits for the receiver (Late Receiver)
+  EventBits recvd_;  ///< matched receive completions
+  std::vector<EventIdx> recv_sender_;  ///< per matched receive: the sender's send event
+  std::vector<Rank> recv_source_;      ///< per matched receive: the sender
+  EventBits sync_;   ///< events that complete a synchronization
+  std::vector<Clk> gap_;  ///< per synchronization: end minus the latest original ready time
+  EventBits lr_req_;  ///< receive requests whose sender's completion waited for them
+  std::vector<EventIdx> released_events_;  ///< forward: synchronizations replayed as plain
+
   CollectiveTable table_;
-  std::vector<RecvEntry> recvs_;
-  std::vector<SendEntry> sends_;
-  std::vector<std::uint8_t> lr_bind_;
-  std::vector<CollEntry> colls_;
+  std::vector<CollEntry> colls_;  ///< collectives that bind, and the cuts; by end event
+  std::vector<Ready> ready_;      ///< preparation: what each synchronization waits for
   std::vector<EventIdx> cand_end_;
   std::vector<Ticks> cand_m_;
   std::vector<std::uint8_t> disq_;
@@ -1529,6 +1550,7 @@ class Retimer {
   std::vector<std::uint32_t> free_;
   std::unordered_map<std::uint64_t, HostInstance> hosted_;
   std::vector<Clk> scratch_;
+  std::vector<Clk> rx_;
   RecordExchange* fwd_ex_ = nullptr;
   RecordExchange* bwd_ex_ = nullptr;
 
@@ -1538,16 +1560,6 @@ class Retimer {
   std::vector<Clk> cut_clk_;
   std::vector<Clk> last_clk_;
   std::vector<Clk> tmp_;
-  struct Ready {
-    EventIdx event;
-    Ticks time;
-  };
-  std::vector<Ready> ready_;             ///< preparation: what each synchronization waits for
-  std::vector<InstanceInfo> binding_;    ///< preparation: collectives this rank waits in
-  std::vector<GapEntry> gaps_;           ///< every synchronization's completion time, by event
-  std::vector<EventIdx> released_events_;
-  std::vector<EventIdx> lr_requests_;
-  std::vector<std::pair<EventIdx, EventIdx>> lr_attach_;
   std::vector<Clk> runtime_;
   Clk t_max_ = 0;
   std::vector<double> near_critical_;

@@ -57,6 +57,9 @@ struct RetimeResult {
   /// the rules' partners depend on each other in a cycle): replayed as plain activities. All
   /// ranks.
   std::uint64_t released = 0;
+  double prepare_seconds = 0.0;   ///< this rank: matching, rules, cuts, balance factors
+  double forward_seconds = 0.0;   ///< this rank: the forward rounds and the joins
+  double backward_seconds = 0.0;  ///< this rank: the slack rounds
 };
 
 /// Re-times the run for `request.clocks` scenarios in one forward replay that carries a value

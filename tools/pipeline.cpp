@@ -222,9 +222,18 @@ class Pipeline {
                                         what_if_settings());
     });
     release_free_memory();
-    phase_end(std::to_string(what_if_.clocks) + " clocks, " + std::to_string(what_if_.parts) +
-              " parts, " + std::to_string(what_if_.forward_rounds) + " + " +
-              std::to_string(what_if_.backward_rounds) + " rounds");
+    std::string detail = std::to_string(what_if_.clocks) + " clocks, " +
+                         std::to_string(what_if_.parts) + " parts, " +
+                         std::to_string(what_if_.forward_rounds) + " + " +
+                         std::to_string(what_if_.backward_rounds) + " rounds";
+    if (settings_.verbose) {
+      char split[96];
+      std::snprintf(split, sizeof split, " (prepare %.3f s, forward %.3f s, slack %.3f s)",
+                    what_if_.prepare_seconds, what_if_.forward_seconds,
+                    what_if_.backward_seconds);
+      detail += split;
+    }
+    phase_end(detail);
     if (what_if_.released > 0 && world_.rank() == 0)
       std::fprintf(stderr,
                    "cpreplay: warning: what-if: %llu synchronizations replayed without their "
