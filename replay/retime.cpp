@@ -14,6 +14,7 @@
 #include "cpreplay/error.hpp"
 #include "replay/collectives.hpp"
 #include "replay/messages.hpp"
+#include "replay/pointer_jump.hpp"
 #include "replay/record_exchange.hpp"
 
 namespace cpreplay::replay {
@@ -83,6 +84,28 @@ class EventBits {
  private:
   std::vector<std::uint64_t> words_;
   std::vector<std::uint32_t> before_;
+};
+
+/// A synchronization whose time, in the profiled clock, came from a partner: the re-timed run's
+/// critical path jumps from it to the partner's event. 20 B.
+struct Hop {
+  enum Kind : std::uint8_t {
+    kCallOf,  ///< the Enter of the MPI call holding event a on `rank`
+    kBegin,   ///< the begin of instance b on communicator a
+    kCut,     ///< the begin of the a-th cut
+  };
+  EventIdx event = kNoEvent;  ///< the synchronization on this rank
+  Rank rank = -1;             ///< where the path continues
+  std::uint8_t kind = kCallOf;
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+};
+
+/// A hop as its target rank gets it: which of its events the path reaches.
+struct HopTarget {
+  std::uint32_t kind;
+  std::uint32_t a;
+  std::uint32_t b;
 };
 
 std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
@@ -177,6 +200,7 @@ struct HostInstance {
   std::uint32_t expected = 0;  ///< begin records to wait for
   std::uint32_t got = 0;
   std::vector<Clk> clocks;     ///< max per clock; Scan: size x clocks, per local rank
+  Rank argmax = -1;            ///< whose begin is latest in the profiled clock (not Scan)
   std::vector<std::uint8_t> arrived;  ///< Scan: per local rank
   std::vector<std::pair<Rank, std::uint32_t>> waiting;  ///< binders to answer (rank, local)
   std::uint32_t binders = 0;
@@ -199,7 +223,10 @@ class Retimer {
         me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
         // A part ships a few records per round, each with a value per clock: parts per window
         // are an eighth of --window, so a round ships about --window / 2 records.
-        window_(std::max<std::size_t>(request.window / 8, 1)) {}
+        window_(std::max<std::size_t>(request.window / 8, 1)),
+        path_(request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
+                  ? request.path_clock
+                  : -1) {}
 
   RetimeResult run() {
     RetimeResult result;
@@ -211,6 +238,7 @@ class Retimer {
     const double t2 = MPI_Wtime();
     result.parts = resets_.size() + 1;
     forward(result);
+    if (path_ >= 0) result.path_profile = path_profile();
     const double t3 = MPI_Wtime();
     if (req_.slack_limit >= 0.0) backward(result);
     const double t4 = MPI_Wtime();
@@ -253,6 +281,28 @@ class Retimer {
   /// The original non-waiting time of the activity that ends at e (e > 0).
   Clk busy(EventIdx e, Clk d) const {
     return sync_.test(e) ? std::max<Clk>(gap_[sync_.rank(e)], 0) : d;
+  }
+
+  /// A receive or send completion: all of them in one MPI call complete together (a Waitall
+  /// records them at its end, after waiting for the last), so their constraints bind at the
+  /// first of them (scalasca-metrics.md §5: in a multi-wait call only the longest wait counts).
+  static bool completion(EventKind k) {
+    return k == EventKind::Recv || k == EventKind::Irecv || k == EventKind::IsendComplete;
+  }
+  /// Calls f(Rec, event) for every partner the completions of x's call from x on wait for:
+  /// (kLsF, matched receive completion) and (kLrF, send whose completion binds).
+  template <class F>
+  void completions_from(EventIdx x, F&& f) const {
+    for (EventIdx i = x; i < trace_.size(); ++i) {
+      const EventKind k = trace_.kind[i];
+      if (k == EventKind::Enter || k == EventKind::Leave) break;
+      if ((k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(i)) f(kLsF, i);
+      if (k == EventKind::IsendComplete) {
+        const EventIdx isend = trace_.ref[i];
+        if (isend < i && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
+          f(kLrF, isend);
+      }
+    }
   }
 
   // ---- Scenarios ---------------------------------------------------------------------------
@@ -555,6 +605,17 @@ class Retimer {
     // ready time (its own previous event, or what the rules say it waits for).
     std::sort(ready_.begin(), ready_.end(),
               [](const Ready& a, const Ready& b) { return a.event < b.event; });
+    // The completions of one call bind at its first one.
+    EventIdx call = kNoEvent, first = kNoEvent;
+    for (Ready& r : ready_) {
+      if (r.event >= n || !completion(trace_.kind[r.event])) continue;
+      const EventIdx c = trace_.call_of(r.event);
+      if (c != call) {
+        call = c;
+        first = r.event;
+      }
+      r.event = first;
+    }
     for (std::size_t i = 0; i < ready_.size(); ++i) {
       const EventIdx e = ready_[i].event;
       Ticks ready = ready_[i].time;
@@ -766,19 +827,25 @@ class Retimer {
   }
 
   /// Stores a record's clocks until their event consumes them; returns the slot.
-  Clk pool_store(const char*& p) {
+  /// Stores a record's clocks (and, after them, the partner whose time the profiled clock
+  /// took) until their event consumes them; returns the slot.
+  Clk pool_store(const char*& p, Rank partner = -1) {
     std::uint32_t slot;
     if (!free_.empty()) {
       slot = free_.back();
       free_.pop_back();
     } else {
-      slot = static_cast<std::uint32_t>(pool_.size() / S_);
-      pool_.resize(pool_.size() + S_);
+      slot = static_cast<std::uint32_t>(pool_.size() / (S_ + 1));
+      pool_.resize(pool_.size() + S_ + 1);
     }
-    get_clocks(p, &pool_[static_cast<std::size_t>(slot) * S_]);
+    Clk* to = &pool_[static_cast<std::size_t>(slot) * (S_ + 1)];
+    get_clocks(p, to);
+    to[S_] = partner;
     return slot;
   }
-  const Clk* pool_at(Clk slot) const { return &pool_[static_cast<std::size_t>(slot) * S_]; }
+  const Clk* pool_at(Clk slot) const {
+    return &pool_[static_cast<std::size_t>(slot) * (S_ + 1)];
+  }
   void pool_free(Clk slot) { free_.push_back(static_cast<std::uint32_t>(slot)); }
 
   Rank host_of(std::uint32_t comm, std::uint32_t k) const {
@@ -831,7 +898,8 @@ class Retimer {
           }
           case kDownF: {
             const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
-            inbox_.insert(key_of(kDownF, comm, k), pool_store(p));
+            const std::int32_t argmax = get<std::int32_t>(p);
+            inbox_.insert(key_of(kDownF, comm, k), pool_store(p, argmax));
             break;
           }
           case kLsB: case kLrB: {
@@ -892,6 +960,13 @@ class Retimer {
       if (h.type != Bind::All) h.source_locals.push_back(local);
       Clk* to = h.type == Bind::Scan ? &h.clocks[static_cast<std::size_t>(local) * S_]
                                      : h.clocks.data();
+      if (path_ >= 0 && h.type != Bind::Scan) {
+        // Ties go to the lower rank, so the path does not depend on arrival order.
+        const Rank who = world_of(comm, local);
+        if (h.argmax < 0 || clocks[path_] > to[path_] ||
+            (clocks[path_] == to[path_] && who < h.argmax))
+          h.argmax = who;
+      }
       for (std::uint32_t s = 0; s < S_; ++s) to[s] = std::max(to[s], clocks[s]);
     }
     host_answer(h, comm, k);
@@ -919,17 +994,24 @@ class Retimer {
           continue;
         }
         value.assign(S_, kNeg);
-        for (std::uint32_t j = 0; j <= local; ++j)
-          for (std::uint32_t s = 0; s < S_; ++s)
-            value[s] = std::max(value[s], h.clocks[static_cast<std::size_t>(j) * S_ + s]);
+        Rank argmax = -1;
+        for (std::uint32_t j = 0; j <= local; ++j) {
+          const Clk* c = &h.clocks[static_cast<std::size_t>(j) * S_];
+          if (path_ >= 0 && c[path_] > kNeg && (argmax < 0 || c[path_] > value[path_]))
+            argmax = world_of(comm, j);
+          for (std::uint32_t s = 0; s < S_; ++s) value[s] = std::max(value[s], c[s]);
+        }
+        value.push_back(argmax);
       } else {
         if (h.got < h.expected) return;
         value.assign(h.clocks.begin(), h.clocks.begin() + S_);
+        value.push_back(h.argmax);
       }
       std::vector<char>& out = fwd_ex_->to(rank);
       put(out, static_cast<std::uint8_t>(kDownF));
       put(out, comm);
       put(out, k);
+      put(out, static_cast<std::int32_t>(value[S_]));
       put_clocks(out, value.data());
       h.waiting[i] = h.waiting.back();
       h.waiting.pop_back();
@@ -1069,9 +1151,25 @@ class Retimer {
       }
       // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
       const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
+      std::vector<Clk> mine_at_cut;
+      if (path_ >= 0)
+        for (std::size_t i = 0; i < cuts; ++i) mine_at_cut.push_back(cut_clk_[i * S_ + path_]);
       if (cuts > 0)
         MPI_Allreduce(MPI_IN_PLACE, cut_clk_.data(), static_cast<int>(cuts * S_), MPI_INT64_T,
                       MPI_MAX, world_.comm());
+      if (path_ >= 0 && cuts > 0) {
+        // Whose begin is latest at each cut (ties: the lower rank): every other rank's part
+        // starts from it.
+        std::vector<int> who(cuts);
+        for (std::size_t i = 0; i < cuts; ++i)
+          who[i] = mine_at_cut[i] == cut_clk_[i * S_ + path_] ? me_ : world_.size();
+        MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
+                      world_.comm());
+        for (std::size_t i = 0; i < cuts; ++i)
+          if (who[i] != me_ && who[i] < world_.size())
+            hops_.push_back(Hop{resets_[w0 + i], who[i], Hop::kCut,
+                                static_cast<std::uint32_t>(w0 + i), 0});
+      }
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t s = w0 + i;
         if (s < resets_.size()) {
@@ -1102,6 +1200,11 @@ class Retimer {
     runtime_.assign(S_, 0);
     for (std::uint32_t c = 0; c < S_; ++c) runtime_[c] = global[c] + global[S_];
     t_max_ = global[0];
+    if (path_ >= 0) {
+      int who = trace_n > 0 && last[path_] == global[path_] ? me_ : world_.size();
+      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, world_.comm());
+      sink_ = who < world_.size() ? who : 0;
+    }
     std::sort(released_events_.begin(), released_events_.end());
     // Records nobody waits for any more (released constraints) are dropped.
     inbox_.clear();
@@ -1167,6 +1270,7 @@ class Retimer {
     constexpr std::size_t kMaxPartners = 8;
     const Clk* partners[kMaxPartners];
     std::uint64_t keys[kMaxPartners];
+    Hop hops[kMaxPartners];  // where each partner's time comes from (for the profiled clock)
     while (g.e < g.stop) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
@@ -1183,26 +1287,29 @@ class Retimer {
       std::size_t np = 0;
       if (sync) {
         bool missing = false;
-        auto need = [&](std::uint64_t key) {
+        auto need = [&](std::uint64_t key, Hop hop) {
           Clk value = 0;
           if (!inbox_.find(key, value)) {
             missing = true;
           } else if (np < kMaxPartners) {
             keys[np] = key;
+            hops[np] = hop;
             partners[np++] = pool_at(value);
           }
         };
-        if (recv) {
-          const std::uint32_t i = recvd_.rank(e);
-          need(key_of(kLsF, static_cast<std::uint32_t>(recv_source_[i]), recv_sender_[i]));
-        }
+        auto late_receiver = [&](EventIdx send) {
+          const std::uint32_t i = sent_.rank(send);
+          need(key_of(kLrF, 0, send), Hop{e, send_dest_[i], Hop::kCallOf, send_request_[i], 0});
+        };
+        if (completion(k))
+          completions_from(e, [&](Rec kind, EventIdx x) {
+            if (kind == kLrF) return late_receiver(x);
+            const std::uint32_t i = recvd_.rank(x);
+            need(key_of(kLsF, static_cast<std::uint32_t>(recv_source_[i]), recv_sender_[i]),
+                 Hop{e, recv_source_[i], Hop::kCallOf, recv_sender_[i], 0});
+          });
         for (const auto& [at, send] : g.pending)
-          if (at == e) need(key_of(kLrF, 0, send));
-        if (k == EventKind::IsendComplete) {
-          const EventIdx isend = trace_.ref[e];
-          if (isend < e && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
-            need(key_of(kLrF, 0, isend));
-        }
+          if (at == e) late_receiver(send);
         if (g.cc < colls_.size() && colls_[g.cc].end == e && colls_[g.cc].binds) {
           const CollEntry& c = colls_[g.cc];
           if (g.requested != e) {
@@ -1213,7 +1320,7 @@ class Retimer {
             put(out, c.k);
             put(out, c.local);
           }
-          need(key_of(kDownF, c.comm, c.k));
+          need(key_of(kDownF, c.comm, c.k), Hop{e, -1, Hop::kBegin, c.comm, c.k});
         }
         if (missing) return moved;
       }
@@ -1232,6 +1339,24 @@ class Retimer {
           next[c] = r + gap;
         }
         if (changed(g.cp)) apply_changes(next, g.cp, gap, vis, e);
+        if (path_ >= 0) {
+          // The profiled clock's time came from a partner (strictly later than the local
+          // predecessor's path): its critical path hops there.
+          const std::size_t p = static_cast<std::size_t>(path_);
+          Clk best = kNeg;
+          std::size_t from = np;
+          for (std::size_t i = 0; i < np; ++i)
+            if (partners[i][p] > best) {
+              best = partners[i][p];
+              from = i;
+            }
+          const Clk scaled = next[p] - std::max(a[p], best);
+          if (from < np && best + scaled > a[p] + std::max<Clk>(scaled, 0)) {
+            Hop h = hops[from];
+            if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
+            if (h.rank >= 0) hops_.push_back(h);
+          }
+        }
         for (std::uint32_t c = 0; c < S; ++c) a[c] = std::max(a[c], next[c]);
         for (std::size_t i = 0; i < np; ++i) {
           Clk value = 0;
@@ -1326,6 +1451,118 @@ class Retimer {
         released_events_.push_back(g.e);
         ++released_;
       }
+  }
+
+  // ---- The profiled clock's critical path -------------------------------------------------
+  /// The event of this rank a hop reaches.
+  EventIdx hop_target(const HopTarget& t, Rank source) const {
+    EventIdx y = kNoEvent;
+    switch (t.kind) {
+      case Hop::kCallOf:
+        if (t.a < trace_.size()) y = trace_.call_of(t.a);
+        break;
+      case Hop::kBegin:
+        if (t.a < table_.ends.size() && t.b < table_.ends[t.a].size()) {
+          const EventIdx end = table_.ends[t.a][t.b];
+          y = trace_.kind[end] == EventKind::CollEnd ? trace_.coll[trace_.ref[end]].begin
+                                                     : trace_.enter_of(end);
+        }
+        break;
+      default:
+        if (t.a < resets_.size()) y = resets_[t.a] - 1;
+    }
+    if (y == kNoEvent || y >= trace_.size())
+      throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
+                        ": the re-timed run's critical path comes from rank " +
+                        std::to_string(source) + " to an event it does not have");
+    return y;
+  }
+
+  /// Index of the latest hop strictly before event y, or UINT32_MAX.
+  std::uint32_t hop_before(EventIdx y) const {
+    auto it = std::lower_bound(hops_.begin(), hops_.end(), y,
+                               [](const Hop& h, EventIdx e) { return h.event < e; });
+    return it == hops_.begin() ? UINT32_MAX
+                               : static_cast<std::uint32_t>(it - hops_.begin() - 1);
+  }
+
+  /// The profiled clock's critical path, per call path on this rank (seconds): from the rank
+  /// whose run ends last, backwards along the hops (ranked by pointer jumping, as the critical
+  /// path of the trace is), each stretch credited by the rank that owns it with the scenario's
+  /// durations (its Factor changes; the waiting is never on the path).
+  std::vector<double> path_profile() {
+    std::sort(hops_.begin(), hops_.end(),
+              [](const Hop& a, const Hop& b) { return a.event < b.event; });
+    const std::size_t n = hops_.size();
+    std::uint64_t total = n;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    if (total >= (std::uint64_t{1} << 31))
+      world_.agree([&] {
+        if (me_ == 0)
+          throw ReplayError(defs_.anchor_path + ": the scenario's critical path has " +
+                            std::to_string(total) + " hops, more than it can rank (2^31)");
+      });
+    std::vector<double> factor(tree_.size(), 1.0);
+    for (std::size_t c = 0; c < tree_.size(); ++c)
+      for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
+        if (mods_[i].clock == static_cast<std::uint32_t>(path_) && mods_[i].slot < 0)
+          factor[c] = mods_[i].factor;
+    auto target_of = [](const Hop& h) { return HopTarget{h.kind, h.a, h.b}; };
+    std::vector<NodeRef> next(n);
+    world_.agree([&] {
+      ask_each<HopTarget, std::uint32_t>(
+          world_, n, [&](std::size_t i) { return hops_[i].rank; },
+          [&](std::size_t i) { return target_of(hops_[i]); },
+          [&](Rank source, const HopTarget& t) { return hop_before(hop_target(t, source)); },
+          [&](std::size_t i, std::uint32_t succ) {
+            if (succ != UINT32_MAX) next[i] = NodeRef{hops_[i].rank, succ};
+          });
+    });
+    NodeRef head;
+    if (me_ == sink_ && n > 0) head = NodeRef{me_, static_cast<std::uint32_t>(n - 1)};
+    MPI_Bcast(&head, sizeof head, MPI_BYTE, sink_, world_.comm());
+    const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t i) {
+      return defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
+             std::to_string(hops_[i].event) +
+             ": the re-timed run's critical path comes back here (a cycle)";
+    });
+    std::vector<double> profile(tree_.size(), 0.0);
+    const double tick = 1.0 / static_cast<double>(defs_.clock.ticks_per_second);
+    // The stretch (from, y]: each activity at its scenario duration; at the hop it starts
+    // from, only the completion after the partner came.
+    auto credit = [&](std::uint32_t from, EventIdx y) {
+      EventIdx i = 1;
+      if (from != UINT32_MAX) {
+        const EventIdx x = hops_[from].event;
+        const std::uint32_t cp = activity_path(x);
+        if (cp != UINT32_MAX && sync_.test(x))
+          profile[cp] += static_cast<double>(std::max<Clk>(
+                             std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor[cp]),
+                             0)) * tick;
+        i = x + 1;
+      }
+      for (; i <= y && i < trace_.size(); ++i) {
+        const std::uint32_t cp = activity_path(i);
+        if (cp == UINT32_MAX) continue;
+        const bool sync = sync_.test(i) && !released_forward(i);
+        const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
+        profile[cp] += static_cast<double>(std::max<Clk>(
+                           std::llround(static_cast<double>(d) * factor[cp]), 0)) * tick;
+      }
+    };
+    if (me_ == sink_ && trace_.size() > 0)
+      credit(n > 0 ? static_cast<std::uint32_t>(n - 1) : UINT32_MAX,
+             static_cast<EventIdx>(trace_.size() - 1));
+    send_each<HopTarget>(
+        world_, n,
+        [&](std::size_t i) { return ranked.position[i] == kOffList ? Rank{-1} : hops_[i].rank; },
+        [&](std::size_t i) { return target_of(hops_[i]); },
+        [&](Rank source, const HopTarget& t) {
+          const EventIdx y = hop_target(t, source);
+          credit(hop_before(y), y);
+        });
+    std::vector<Hop>().swap(hops_);
+    return profile;
   }
 
   // ---- Backward (slack of the unchanged run) ------------------------------------------------
@@ -1451,13 +1688,6 @@ class Retimer {
   /// The latest time of a synchronization minus its completion time goes to the partners it
   /// waited for: none of them may be later than that.
   void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
-    if ((k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(e)) {
-      const std::uint32_t i = recvd_.rank(e);
-      std::vector<char>& out = bwd_ex_->to(recv_source_[i]);
-      put(out, static_cast<std::uint8_t>(kLsB));
-      put(out, recv_sender_[i]);
-      put(out, value);
-    }
     auto late_receiver = [&](EventIdx send) {
       const std::uint32_t i = sent_.rank(send);
       std::vector<char>& out = bwd_ex_->to(send_dest_[i]);
@@ -1465,10 +1695,15 @@ class Retimer {
       put(out, send_request_[i]);
       put(out, value);
     };
-    if (k == EventKind::IsendComplete) {
-      const EventIdx isend = trace_.ref[e];
-      if (isend < e && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
-        late_receiver(isend);
+    if (completion(k)) {
+      completions_from(e, [&](Rec kind, EventIdx x) {
+        if (kind == kLrF) return late_receiver(x);
+        const std::uint32_t i = recvd_.rank(x);
+        std::vector<char>& out = bwd_ex_->to(recv_source_[i]);
+        put(out, static_cast<std::uint8_t>(kLsB));
+        put(out, recv_sender_[i]);
+        put(out, value);
+      });
     } else if (k == EventKind::Leave) {
       // A blocking send's call: its binding sends lie between its Enter and this Leave.
       for (EventIdx i = e; i-- > 0;) {
@@ -1513,6 +1748,9 @@ class Retimer {
   const Rank me_;
   const std::uint32_t S_;
   const std::size_t window_;
+  const int path_;  ///< the clock whose critical path is profiled, or -1
+  std::vector<Hop> hops_;  ///< that clock's hops, by event after the forward replay
+  Rank sink_ = 0;          ///< the rank whose last event ends that clock's run
 
   // Scenarios.
   std::vector<Mod> mods_;
