@@ -24,6 +24,7 @@ constexpr std::size_t kScenarioPathTop = 5;
 std::string secs(double s) {
   char buf[64];
   const double a = std::fabs(s);
+  if (a < 0.5e-9) return "0 s";  // below a nanosecond: rounding of the scaled durations
   if (a >= 100.0)
     std::snprintf(buf, sizeof buf, "%.1f s", s);
   else if (a >= 0.1)
@@ -54,9 +55,12 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
   for (const auto& [name, factor] : settings.changes) {
     bool known = false;
     for (const Region& r : defs.regions) known = known || r.name == name;
-    if (!known)
-      throw UsageError("--what-if '" + name + "=" + std::to_string(factor) + "': " +
-                       defs.anchor_path + " has no region named '" + name + "'");
+    if (!known) {
+      char f[32];
+      std::snprintf(f, sizeof f, "%g", factor);
+      throw UsageError("--what-if '" + name + "=" + f + "': " + defs.anchor_path +
+                       " has no region named '" + name + "'");
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -162,11 +164,6 @@ class FlatMap {
     --size_;
   }
   std::size_t size() const { return size_; }
-  template <class F>
-  void for_each(F&& f) const {
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-      if (keys_[i] != 0) f(keys_[i], vals_[i]);
-  }
   void clear() {
     keys_.assign(64, 0);
     vals_.assign(64, 0);
@@ -226,7 +223,16 @@ class Retimer {
         window_(std::max<std::size_t>(request.window / 8, 1)),
         path_(request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
                   ? request.path_clock
-                  : -1) {}
+                  : -1) {
+    // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of
+    // rank R by one tick in the unchanged clock, to show that the replay's check catches it.
+    if (const char* nudge = std::getenv("CPREPLAY_TEST_RETIME_NUDGE")) {
+      int rank = -1;
+      unsigned long event = 0;
+      if (std::sscanf(nudge, "%d:%lu", &rank, &event) == 2 && rank == me_)
+        nudge_ = static_cast<EventIdx>(event);
+    }
+  }
 
   RetimeResult run() {
     RetimeResult result;
@@ -252,13 +258,19 @@ class Retimer {
       if (!error_.empty()) throw ReplayError(error_);
     });
     result.runtime = std::move(runtime_);
-    result.near_critical = std::move(near_critical_);
+    // Sums in ticks: exact, so they do not depend on the order parts and rounds add them.
+    result.near_critical.assign(near_critical_.size(), 0.0);
+    for (std::size_t c = 0; c < near_critical_.size(); ++c)
+      result.near_critical[c] = seconds(near_critical_[c]);
     return result;
   }
 
  private:
   // ---- Time and call paths -----------------------------------------------------------------
   Clk T(EventIdx e) const { return static_cast<Clk>(trace_.time[e]); }
+  double seconds(Clk ticks) const {
+    return static_cast<double>(ticks) / static_cast<double>(defs_.clock.ticks_per_second);
+  }
   std::uint32_t parent(std::uint32_t cp) const {
     const CallpathId p = tree_.node(CallpathId{cp}).parent;
     return p.valid() ? p.value : UINT32_MAX;
@@ -1365,6 +1377,7 @@ class Retimer {
           inbox_.erase(keys[i]);
         }
       }
+      if (e == nudge_) ++a[0];
       if (a[0] != t - g.base && error_.empty())
         error_ = defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
                  std::to_string(e) + ": the re-timing replay with nothing changed moved it by " +
@@ -1526,8 +1539,7 @@ class Retimer {
              std::to_string(hops_[i].event) +
              ": the re-timed run's critical path comes back here (a cycle)";
     });
-    std::vector<double> profile(tree_.size(), 0.0);
-    const double tick = 1.0 / static_cast<double>(defs_.clock.ticks_per_second);
+    std::vector<Clk> profile(tree_.size(), 0);  // ticks: exact in any order
     // The stretch (from, y]: each activity at its scenario duration; at the hop it starts
     // from, only the completion after the partner came.
     auto credit = [&](std::uint32_t from, EventIdx y) {
@@ -1536,9 +1548,8 @@ class Retimer {
         const EventIdx x = hops_[from].event;
         const std::uint32_t cp = activity_path(x);
         if (cp != UINT32_MAX && sync_.test(x))
-          profile[cp] += static_cast<double>(std::max<Clk>(
-                             std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor[cp]),
-                             0)) * tick;
+          profile[cp] += std::max<Clk>(
+              std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor[cp]), 0);
         i = x + 1;
       }
       for (; i <= y && i < trace_.size(); ++i) {
@@ -1546,8 +1557,7 @@ class Retimer {
         if (cp == UINT32_MAX) continue;
         const bool sync = sync_.test(i) && !released_forward(i);
         const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
-        profile[cp] += static_cast<double>(std::max<Clk>(
-                           std::llround(static_cast<double>(d) * factor[cp]), 0)) * tick;
+        profile[cp] += std::max<Clk>(std::llround(static_cast<double>(d) * factor[cp]), 0);
       }
     };
     if (me_ == sink_ && trace_.size() > 0)
@@ -1562,14 +1572,16 @@ class Retimer {
           credit(hop_before(y), y);
         });
     std::vector<Hop>().swap(hops_);
-    return profile;
+    std::vector<double> out(profile.size());
+    for (std::size_t c = 0; c < profile.size(); ++c) out[c] = seconds(profile[c]);
+    return out;
   }
 
   // ---- Backward (slack of the unchanged run) ------------------------------------------------
   void backward(RetimeResult& result) {
     RecordExchange ex(world_);
     bwd_ex_ = &ex;
-    near_critical_.assign(tree_.size(), 0.0);
+    near_critical_.assign(tree_.size(), 0);
     const std::size_t nparts = resets_.size() + 1;
     // Hosts answer at once where no binding member covers a source.
     for (auto& [key, h] : hosted_)
@@ -1630,7 +1642,6 @@ class Retimer {
   /// Walks part g backwards until an event needs a record that has not come, or to its start.
   bool backward_step(Part& g) {
     bool moved = false;
-    const double tick = 1.0 / static_cast<double>(defs_.clock.ticks_per_second);
     for (;;) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
@@ -1670,7 +1681,7 @@ class Retimer {
         const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
         const std::uint32_t cp = activity_path(e);
         if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
-          near_critical_[cp] += static_cast<double>(own) * tick;
+          near_critical_[cp] += own;
         if (sync && !(g.index > 0 && e == g.start)) ship_backward(g, e, k, g.L - gap);
         register_waits(g, e, k);
         g.L -= own;
@@ -1749,6 +1760,7 @@ class Retimer {
   const std::uint32_t S_;
   const std::size_t window_;
   const int path_;  ///< the clock whose critical path is profiled, or -1
+  EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
   std::vector<Hop> hops_;  ///< that clock's hops, by event after the forward replay
   Rank sink_ = 0;          ///< the rank whose last event ends that clock's run
 
@@ -1800,7 +1812,7 @@ class Retimer {
   std::vector<Clk> tmp_;
   std::vector<Clk> runtime_;
   Clk t_max_ = 0;
-  std::vector<double> near_critical_;
+  std::vector<Clk> near_critical_;  ///< per call path: ticks
   std::uint64_t released_ = 0;
   std::string error_;
 };
