@@ -219,8 +219,8 @@ class Retimer {
       : world_(world), defs_(defs), tree_(tree), trace_(trace), req_(request),
         me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
         // A part ships a few records per round, each with a value per clock: parts per window
-        // are an eighth of --window, so a round ships about --window / 2 records.
-        window_(std::max<std::size_t>(request.window / 8, 1)),
+        // are a quarter of --window, so a round ships about --window records.
+        window_(std::max<std::size_t>(request.window / 4, 1)),
         path_(request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
                   ? request.path_clock
                   : -1) {

@@ -363,12 +363,12 @@ TEST(WhatIf, Identity_AMovedEventIsCaught) {
   EXPECT_FALSE(file_exists(dir / "r.cubex"));
 }
 
-// The parts are replayed --window / 8 at a time: one part per window (--window 8) and all at
+// The parts are replayed --window / 4 at a time: one part per window (--window 4) and all at
 // once give the same values, to the bit (gains and near-critical time are sums of ticks).
 TEST(WhatIf, Window_ResultsDoNotDependOnIt) {
   const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
   TempDir one, all;
-  const Analysis a = analyze(barrier_loop(work), one, {"--window", "8", "--what-if", "work=0.3"});
+  const Analysis a = analyze(barrier_loop(work), one, {"--window", "4", "--what-if", "work=0.3"});
   const Analysis b = analyze(barrier_loop(work), all, {"--what-if", "work=0.3"});
   const Json& x = a.json["what_if"];
   const Json& y = b.json["what_if"];
