@@ -580,6 +580,7 @@ class Retimer {
       if (info.entry.comm != best && info.entry.type != Bind::None && info.entry.binds)
         check_partner_range(info.entry.end, info.earliest_end, info.latest_begin);
     // (3) Messages, matched as the forward replay matches them; their partners likewise.
+    ready_.reserve(trace_.p2p.size() + colls_.size() + infos.size());
     {
       MatchSink msink(*this);
       match_messages(world_, defs_, trace_, msink, req_.tolerate_unmatched, req_.window);
@@ -794,16 +795,17 @@ class Retimer {
   }
   /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
   /// usual case: scenarios differ by less than 2 s within a part), else 8.
-  void put_clocks(std::vector<char>& out, const Clk* c) const {
+  void put_clocks(std::vector<char>& out, const Clk* c) {
     bool small = true;
     for (std::uint32_t s = 1; s < S_; ++s) {
       const Clk d = c[s] - c[0];
       small = small && d >= std::numeric_limits<std::int32_t>::min() &&
               d <= std::numeric_limits<std::int32_t>::max();
     }
-    const std::size_t at = out.size();
-    out.resize(at + sizeof(Clk) + 1 + (S_ - 1) * (small ? 4 : 8));
-    char* p = out.data() + at;
+    // Built aside and appended in one piece (a resize would zero-fill first).
+    tx_.resize(sizeof(Clk) + 1 + 8 * static_cast<std::size_t>(S_));
+    char* buf = tx_.data();
+    char* p = buf;
     std::memcpy(p, c, sizeof(Clk));
     p[sizeof(Clk)] = small ? 1 : 0;
     p += sizeof(Clk) + 1;
@@ -818,6 +820,7 @@ class Retimer {
         p += 8;
       }
     }
+    out.insert(out.end(), buf, p);
   }
   void get_clocks(const char*& p, Clk* c) const {
     std::memcpy(c, p, sizeof(Clk));
@@ -1801,6 +1804,7 @@ class Retimer {
   std::unordered_map<std::uint64_t, HostInstance> hosted_;
   std::vector<Clk> scratch_;
   std::vector<Clk> rx_;
+  std::vector<char> tx_;
   RecordExchange* fwd_ex_ = nullptr;
   RecordExchange* bwd_ex_ = nullptr;
 
