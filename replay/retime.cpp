@@ -441,7 +441,6 @@ class Retimer {
         r_.recvd_.set(m[i].event);
         r_.recv_sender_.push_back(m[i].send.event);
         r_.recv_source_.push_back(r_.peer(m[i].event));
-        r_.check_partner(m[i].event, m[i].send.call_enter);
         r_.ready_.push_back(Ready{m[i].event, m[i].send.call_enter});
       }
     }
@@ -453,9 +452,10 @@ class Retimer {
         EventIdx attach = kNoEvent;
         if (r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
           r_.lr_.set(m[i].event);
-          r_.check_partner(attach, m[i].recv.request_enter);
           r_.ready_.push_back(Ready{attach, m[i].recv.request_enter});
         }
+        r_.send_event_.push_back(m[i].event);
+        r_.send_attach_.push_back(attach);
       }
     }
 
@@ -489,31 +489,62 @@ class Retimer {
                                     cand_end_.begin());
   }
 
-  /// A constraint at event x whose partner event is known only by its original time p (a time
-  /// at or before the partner rank's next cut, and at or after its previous one): the cut
-  /// points that may lie between the two are not cuts (docs/what-if.md, "Parts").
-  void check_partner(EventIdx x, Ticks p) { check_partner_range(x, p, p); }
-  /// The same for a collective whose members end no earlier than `lo` and begin no later than
-  /// `hi`.
-  void check_partner_range(EventIdx x, Ticks lo, Ticks hi) {
-    if (cand_m_.empty()) return;
-    const std::size_t s = candidate_segment(x);  // x lies after candidates 0 .. s-1
-    // The partner may lie before candidate s-1: candidates j0 .. s-1 go, j0 the first whose
-    // latest begin is not before lo.
-    if (s > 0 && !(lo > cand_m_[s - 1])) {
-      const std::size_t j0 =
-          static_cast<std::size_t>(std::lower_bound(cand_m_.begin(), cand_m_.end(), lo) -
-                                   cand_m_.begin());
-      for (std::size_t j = j0; j < s; ++j) disq_[j] = 1;
-    }
-    // The partner may lie after candidate s: candidates s .. j1 - 1 go, j1 the first whose
-    // latest begin is after hi.
-    if (s < cand_m_.size() && !(hi < cand_m_[s])) {
-      const std::size_t j1 =
-          static_cast<std::size_t>(std::upper_bound(cand_m_.begin(), cand_m_.end(), hi) -
-                                   cand_m_.begin());
-      for (std::size_t j = s; j < j1; ++j) disq_[j] = 1;
-    }
+  /// Candidates a .. b - 1 (or b .. a - 1) lie between a constraint in segment a and its
+  /// partner in segment b: they are no cuts.
+  void separate(std::size_t a, std::size_t b) {
+    for (std::size_t j = std::min(a, b); j < std::max(a, b) && j < disq_.size(); ++j) disq_[j] = 1;
+  }
+
+  /// Which candidate segment each partner of a constraint lies in, told to the constraint's
+  /// side in one exchange per kind: senders tell receivers where their sends (and binding
+  /// completions) are; members tell the instance's host where they begin. Exact also where
+  /// clocks disagree (comparing times would not be).
+  void separate_partners() {
+    struct SendNote {
+      EventIdx request;      ///< the receiver's request event
+      std::uint32_t send;    ///< the send's segment
+      std::uint32_t attach;  ///< the binding completion's segment, or UINT32_MAX
+    };
+    send_each<SendNote>(
+        world_, send_event_.size(), [&](std::size_t i) { return send_dest_[i]; },
+        [&](std::size_t i) {
+          const EventIdx attach = send_attach_[i];
+          return SendNote{send_request_[i],
+                          static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
+                          attach == kNoEvent
+                              ? UINT32_MAX
+                              : static_cast<std::uint32_t>(candidate_segment(attach))};
+        },
+        [&](Rank, const SendNote& note) {
+          if (note.request >= trace_.size()) return;
+          const std::size_t request = candidate_segment(note.request);
+          if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
+          EventIdx completion = note.request;
+          if (trace_.kind[note.request] == EventKind::IrecvRequest) completion = trace_.ref[note.request];
+          if (completion < trace_.size() && recvd_.test(completion))
+            separate(note.send, candidate_segment(completion));  // the receive waits
+        });
+    std::vector<EventIdx>().swap(send_event_);
+    std::vector<EventIdx>().swap(send_attach_);
+    struct Member {
+      std::uint32_t comm, k, segment;
+    };
+    std::vector<const CollEntry*> mine;
+    for (const CollEntry& c : colls_) mine.push_back(&c);
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span;
+    send_each<Member>(
+        world_, mine.size(), [&](std::size_t i) { return host_of(mine[i]->comm, mine[i]->k); },
+        [&](std::size_t i) {
+          return Member{mine[i]->comm, mine[i]->k,
+                        static_cast<std::uint32_t>(candidate_segment(mine[i]->begin))};
+        },
+        [&](Rank, const Member& m) {
+          auto [it, fresh] =
+              span.emplace((std::uint64_t{m.comm} << 32) | m.k, std::make_pair(m.segment, m.segment));
+          it->second.first = std::min(it->second.first, m.segment);
+          it->second.second = std::max(it->second.second, m.segment);
+        });
+    for (const auto& [key, s] : span) separate(s.first, s.second);
   }
 
   struct InstanceInfo {
@@ -572,14 +603,7 @@ class Retimer {
       cand_m_.push_back(c->latest_begin);
       disq_.push_back(c->reset_ok ? 0 : 1);
     }
-    // Event order and instance order agree, and the latest begins never decrease.
-    for (std::size_t j = 1; j < cand_end_.size(); ++j)
-      if (cand_end_[j] <= cand_end_[j - 1] || cand_m_[j] < cand_m_[j - 1]) disq_[j] = 1;
-    // (2) Collectives that bind must not reach across a cut.
-    for (const InstanceInfo& info : infos)
-      if (info.entry.comm != best && info.entry.type != Bind::None && info.entry.binds)
-        check_partner_range(info.entry.end, info.earliest_end, info.latest_begin);
-    // (3) Messages, matched as the forward replay matches them; their partners likewise.
+    // (2) Messages, matched as the forward replay matches them.
     ready_.reserve(trace_.p2p.size() + colls_.size() + infos.size());
     {
       MatchSink msink(*this);
@@ -587,6 +611,12 @@ class Retimer {
     }
     sent_.finish();
     recvd_.finish();
+    // (3) No constraint may reach across a cut: messages, and collectives other than the
+    // candidates (whose members all lie between the same two candidates).
+    for (const InstanceInfo& info : infos)
+      if (info.entry.type != Bind::None && info.entry.comm != best) colls_.push_back(info.entry);
+    separate_partners();
+    colls_.clear();
     // (4) The cuts every rank allows.
     if (!disq_.empty())
       MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
@@ -773,10 +803,14 @@ class Retimer {
       case Bind::Root: c.source = c.up = me_ == t.root; break;
       default: break;
     }
-    // A cut: everybody waits for the latest begin, right after its own begin, and no rank
-    // leaves before that (the part after it then starts at that latest begin on every rank).
-    info.reset_ok = c.type == Bind::All && c.binds && inst.end == inst.begin + 1 &&
-                    trace_.time[inst.end] >= t.latest_begin;
+    // A cut: everybody waits for the latest begin, right after its own begin (the part after
+    // it then starts at that latest begin plus each rank's own completion time, also where a
+    // skewed clock puts the end before it).
+    // An N x N whose end a skewed clock puts before the latest begin has partial overlap by
+    // the rules; when every member sent and waits, it still waits for the latest of all.
+    info.reset_ok = c.binds && inst.end == inst.begin + 1 &&
+                    (c.type == Bind::All ||
+                     (c.type == Bind::Senders && inst.kind == CollKind::NxN && sent > 0));
     return info;
   }
 
@@ -1792,7 +1826,9 @@ class Retimer {
   std::vector<CollEntry> colls_;  ///< collectives that bind, and the cuts; by end event
   std::vector<Ready> ready_;      ///< preparation: what each synchronization waits for
   std::vector<EventIdx> cand_end_;
-  std::vector<Ticks> cand_m_;
+  std::vector<Ticks> cand_m_;  ///< per candidate: its original latest begin
+  std::vector<EventIdx> send_event_;   ///< preparation: per matched send, its event
+  std::vector<EventIdx> send_attach_;  ///< preparation: its binding completion, or kNoEvent
   std::vector<std::uint8_t> disq_;
   std::vector<EventIdx> resets_;  ///< end events of the cuts, in order
   std::vector<Clk> reset_m_;      ///< their original latest begins
