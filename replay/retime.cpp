@@ -520,7 +520,8 @@ class Retimer {
           const std::size_t request = candidate_segment(note.request);
           if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
           EventIdx completion = note.request;
-          if (trace_.kind[note.request] == EventKind::IrecvRequest) completion = trace_.ref[note.request];
+          if (trace_.kind[note.request] == EventKind::IrecvRequest)
+            completion = trace_.ref[note.request];
           if (completion < trace_.size() && recvd_.test(completion))
             separate(note.send, candidate_segment(completion));  // the receive waits
         });
@@ -539,8 +540,9 @@ class Retimer {
                         static_cast<std::uint32_t>(candidate_segment(mine[i]->begin))};
         },
         [&](Rank, const Member& m) {
-          auto [it, fresh] =
-              span.emplace((std::uint64_t{m.comm} << 32) | m.k, std::make_pair(m.segment, m.segment));
+          auto it = span.emplace((std::uint64_t{m.comm} << 32) | m.k,
+                                 std::make_pair(m.segment, m.segment))
+                        .first;
           it->second.first = std::min(it->second.first, m.segment);
           it->second.second = std::max(it->second.second, m.segment);
         });
@@ -549,7 +551,6 @@ class Retimer {
 
   struct InstanceInfo {
     CollEntry entry;
-    Ticks earliest_end = 0;
     Ticks latest_begin = 0;
     Ticks ready = 0;        ///< binding: the original time of what it waits for
     bool reset_ok = false;  ///< this rank allows a cut here
@@ -745,7 +746,6 @@ class Retimer {
     c.comm = inst.comm;
     c.k = inst.index;
     c.local = local_rank(inst.comm);
-    info.earliest_end = t.earliest_end;
     info.latest_begin = t.latest_begin;
     if (!analyzed(defs_, trace_, inst) || t.comm_size <= 1) return info;
     std::uint64_t sent = 0, received = 0;
@@ -766,7 +766,8 @@ class Retimer {
           c.binds = payload;
         } else if (t.has_sender) {
           c.type = Bind::Senders;
-          c.binds = payload && (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
+          c.binds = payload &&
+                    (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
         }
         break;
       case CollKind::OneToN:

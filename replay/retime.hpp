@@ -36,7 +36,7 @@ struct RetimeRequest {
   double slack_limit = -1.0;
   /// A clock whose critical path is profiled (RetimeResult::path_profile), or -1.
   int path_clock = -1;
-  std::size_t window = 4096;  ///< parts of the run replayed at a time (bounds memory)
+  std::size_t window = 4096;  ///< --window: window / 4 parts of the run replayed at a time
   bool tolerate_unmatched = false;  ///< --partial: unmatched messages carry no constraint
 };
 
@@ -73,7 +73,9 @@ struct RetimeResult {
 /// collectives on all ranks that every rank leaves only after the last one entered; all parts are
 /// replayed at once, each relative to its start, and joined by one reduction per window.
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
-/// event's time. MPI: collective on world.
+/// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
+/// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it).
+/// MPI: collective on world.
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const LocalTrace& trace, const RetimeRequest& request);
 

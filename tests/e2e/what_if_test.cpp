@@ -329,7 +329,8 @@ TEST(WhatIf, Scan_EachMemberWaitsForTheSendersBeforeIt) {
 // wall-clock time, to the tick, on every timeline above.
 TEST(WhatIf, Identity_NothingChangedReproducesTheRun) {
   std::vector<std::pair<std::string, TraceWriter>> traces;
-  traces.push_back({"barrier loop", barrier_loop([](int r, int i) { return 1.0 + 0.1 * ((r + i) % 3); })});
+  traces.push_back(
+      {"barrier loop", barrier_loop([](int r, int i) { return 1.0 + 0.1 * ((r + i) % 3); })});
   traces.push_back({"chain", chain()});
   traces.push_back(
       {"reduce", one_collective({"MPI_Reduce", CollOpT::Reduce, 1, {3.6, 3.6, 2.6}, {8, 0, 8},
