@@ -618,7 +618,10 @@ class Retimer {
       if (info.entry.type != Bind::None && info.entry.comm != best) colls_.push_back(info.entry);
     separate_partners();
     colls_.clear();
-    // (4) The cuts every rank allows.
+    // (4) The cuts every rank allows. Test hook (tests/e2e/what_if_test.cpp):
+    // CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part, which must give the same values.
+    if (std::getenv("CPREPLAY_TEST_RETIME_NO_CUTS") != nullptr)
+      std::fill(disq_.begin(), disq_.end(), std::uint8_t{1});
     if (!disq_.empty())
       MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
                     MPI_MAX, world_.comm());

@@ -74,7 +74,8 @@ struct RetimeResult {
 /// replayed at once, each relative to its start, and joined by one reduction per window.
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
-/// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it).
+/// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
+/// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value).
 /// MPI: collective on world.
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const LocalTrace& trace, const RetimeRequest& request);

@@ -387,6 +387,53 @@ TEST(WhatIf, Window_ResultsDoNotDependOnIt) {
   EXPECT_TRUE(a.cube.values.at("near_critical_path") == b.cube.values.at("near_critical_path"));
 }
 
+// Cutting the run into parts at its collectives on all ranks is exact: replayed as one part (a
+// test hook), every value is the same, to the bit. The barrier loop has 8 cuts; the mktrace
+// halo exchange (Isend/Irecv/Waitall in a ring, an MPI_Allreduce per iteration) 12.
+TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
+  auto compare = [](const Analysis& a, const Analysis& b, const std::string& name) {
+    const Json& x = a.json["what_if"];
+    const Json& y = b.json["what_if"];
+    EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number) << name;
+    ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size()) << name;
+    for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
+      for (const char* key :
+           {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
+        EXPECT_EQ(x["callpaths"].array[i][key].number, y["callpaths"].array[i][key].number)
+            << name << " " << x["callpaths"].array[i]["path"].string << " " << key;
+    EXPECT_EQ(scenario_runtime(a), scenario_runtime(b)) << name;
+  };
+  const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
+  {
+    TempDir cut, whole;
+    const Analysis a = analyze(barrier_loop(work), cut, {"--what-if", "work=0.3"});
+    ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
+    const Analysis b = analyze(barrier_loop(work), whole, {"--what-if", "work=0.3"});
+    ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
+    compare(a, b, "barrier loop");
+  }
+  {
+    TempDir dir;
+    ASSERT_EQ(run_mktrace({"nonblocking", dir / "t", "--ranks", "4", "--iters", "12"}).exit_code,
+              0);
+    auto run = [&](const std::string& name) {
+      Analysis a;
+      a.run = run_cpreplay(4, {"-o", dir / (name + ".cubex"), "--json", dir / (name + ".json"),
+                               "--what-if", "interior=0.5", dir / "t/traces.otf2"});
+      EXPECT_EQ(a.run.exit_code, 0) << a.run.err;
+      a.json = read_json_file(dir / (name + ".json"));
+      return a;
+    };
+    const Analysis a = run("cut");
+    ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
+    const Analysis b = run("whole");
+    ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
+    EXPECT_NE(a.run.err.find("13 parts"), std::string::npos) << a.run.err;
+    EXPECT_NE(b.run.err.find("1 parts"), std::string::npos) << b.run.err;
+    compare(a, b, "nonblocking");
+  }
+}
+
 // --no-what-if: no replay, an empty near_critical_path and "what_if": null.
 TEST(WhatIf, NoWhatIf_NothingComputed) {
   TempDir dir;
