@@ -65,7 +65,7 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
 }
 
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
-                          const CallTree& tree, const LocalTrace& trace, Severity& sev,
+                          const CallTree& tree, const Shard& shard, Severity& sev,
                           const CriticalPathSummary& path, const WhatIfSettings& settings) {
   const std::size_t n = tree.size();
   const double tps = static_cast<double>(defs.clock.ticks_per_second);
@@ -113,13 +113,14 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   result.clocks = clocks;
 
   // The slack limit in ticks: δ x the run's length (first to last event over all ranks).
+  const LocalTrace& trace = shard.traces[0];  // one held rank for now (docs/what-if.md, limits)
   Ticks ends[2] = {trace.size() ? ~trace.time.front() : 0, trace.size() ? trace.time.back() : 0};
   MPI_Allreduce(MPI_IN_PLACE, ends, 2, MPI_UINT64_T, MPI_MAX, world.comm());
   const Ticks first = ~ends[0], last = ends[1];
   const double length = last >= first ? static_cast<double>(last - first) : 0.0;
   request.slack_limit = settings.near_critical * length;
 
-  const replay::RetimeResult r = replay::retime(world, defs, tree, trace, request);
+  const replay::RetimeResult r = replay::retime(world, defs, tree, shard, request);
   result.runtime = static_cast<double>(r.runtime[0]) / tps;
   for (std::size_t k = 0; k < K; ++k) {
     auto gain = [&](std::size_t clock) {

@@ -13,6 +13,7 @@
 #include "analysis/metric_table.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "cpreplay/summary.hpp"
 #include "replay/world.hpp"
 
@@ -63,7 +64,7 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
 /// rank's row). `path` is the critical-path summary (its profile picks the top call paths).
 /// MPI: collective on world.
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
-                          const CallTree& tree, const LocalTrace& trace, Severity& sev,
+                          const CallTree& tree, const Shard& shard, Severity& sev,
                           const CriticalPathSummary& path, const WhatIfSettings& settings);
 
 /// The summary's what-if block and its finding (balancing pays where a static rebalance would

@@ -215,8 +215,9 @@ struct HostInstance {
 class Retimer {
  public:
   Retimer(const World& world, const Definitions& defs, const CallTree& tree,
-          const LocalTrace& trace, const RetimeRequest& request)
-      : world_(world), defs_(defs), tree_(tree), trace_(trace), req_(request),
+          const Shard& shard, const RetimeRequest& request)
+      : world_(world), defs_(defs), tree_(tree), shard_(shard), trace_(shard.traces[0]),
+        req_(request),
         me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
         // A part ships a few records per round, each with a value per clock: parts per window
         // are a quarter of --window, so a round ships about --window records.
@@ -574,12 +575,12 @@ class Retimer {
     lr_req_.resize(n);
     // (1) Collective rules, from the forward replay's timings.
     std::vector<InstanceInfo> infos;
-    const TimingSink sink = [&](const CollInstance* inst, const CollTiming* timing,
+    const TimingSink sink = [&](std::size_t, const CollInstance* inst, const CollTiming* timing,
                                 std::size_t count) {
       for (std::size_t i = 0; i < count; ++i) infos.push_back(classify(inst[i], timing[i]));
     };
-    table_ = reduce_collectives(world_, defs_, trace_, req_.window, req_.tolerate_unmatched,
-                                sink);
+    table_ = std::move(reduce_collectives(world_, defs_, shard_, req_.window,
+                                          req_.tolerate_unmatched, sink)[0]);
     // The cut candidates: the instances of one communicator holding every rank (the one with
     // the most instances; MPI_Init/MPI_Finalize when there is none). Counts agree on all ranks.
     std::uint32_t best = UINT32_MAX;
@@ -608,7 +609,8 @@ class Retimer {
     ready_.reserve(trace_.p2p.size() + colls_.size() + infos.size());
     {
       MatchSink msink(*this);
-      match_messages(world_, defs_, trace_, msink, req_.tolerate_unmatched, req_.window);
+      match_messages(world_, defs_, shard_, std::vector<MessageSink*>{&msink},
+                     req_.tolerate_unmatched, req_.window);
     }
     sent_.finish();
     recvd_.finish();
@@ -909,10 +911,9 @@ class Retimer {
   bool receive(RecordExchange& ex) {
     bool any = false;
     rx_.resize(S_);
-    for (int source = 0; source < world_.size(); ++source) {
-      const std::vector<char>& bytes = ex.from(source);
-      const char* p = bytes.data();
-      const char* end = p + bytes.size();
+    ex.for_each_from(me_, [&](Rank source, const char* data, std::size_t size) {
+      const char* p = data;
+      const char* end = p + size;
       while (p < end) {
         any = true;
         const Rec type = static_cast<Rec>(get<std::uint8_t>(p));
@@ -979,7 +980,7 @@ class Retimer {
             p = end;
         }
       }
-    }
+    });
     return any;
   }
 
@@ -1060,7 +1061,7 @@ class Retimer {
         value.assign(h.clocks.begin(), h.clocks.begin() + S_);
         value.push_back(h.argmax);
       }
-      std::vector<char>& out = fwd_ex_->to(rank);
+      std::vector<char>& out = fwd_ex_->to(me_, rank);
       put(out, static_cast<std::uint8_t>(kDownF));
       put(out, comm);
       put(out, k);
@@ -1097,7 +1098,7 @@ class Retimer {
   void host_reply_backward(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
     if (h.all_replied) return;
     auto send = [&](std::uint32_t local, Clk value) {
-      std::vector<char>& out = bwd_ex_->to(world_of(comm, local));
+      std::vector<char>& out = bwd_ex_->to(me_, world_of(comm, local));
       put(out, static_cast<std::uint8_t>(kDownB));
       put(out, comm);
       put(out, k);
@@ -1171,7 +1172,7 @@ class Retimer {
   }
 
   void forward(RetimeResult& result) {
-    RecordExchange ex(world_);
+    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
     fwd_ex_ = &ex;
     const std::size_t nparts = resets_.size() + 1;
     const std::size_t trace_n = trace_.size();
@@ -1367,7 +1368,7 @@ class Retimer {
           const CollEntry& c = colls_[g.cc];
           if (g.requested != e) {
             g.requested = e;
-            std::vector<char>& out = fwd_ex_->to(host_of(c.comm, c.k));
+            std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
             put(out, static_cast<std::uint8_t>(kReqF));
             put(out, c.comm);
             put(out, c.k);
@@ -1446,7 +1447,7 @@ class Retimer {
           if (sent_.test(e)) {
             const bool lr = lr_.test(e);
             const std::uint32_t i = sent_.rank(e);
-            std::vector<char>& out = fwd_ex_->to(send_dest_[i]);
+            std::vector<char>& out = fwd_ex_->to(me_, send_dest_[i]);
             put(out, static_cast<std::uint8_t>(kLsF));
             put(out, e);
             put(out, send_request_[i]);
@@ -1473,7 +1474,7 @@ class Retimer {
       if (g.cc < colls_.size() && colls_[g.cc].begin == e && colls_[g.cc].up &&
           colls_[g.cc].type != Bind::Reset) {
         const CollEntry& c = colls_[g.cc];
-        std::vector<char>& out = fwd_ex_->to(host_of(c.comm, c.k));
+        std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
         put(out, static_cast<std::uint8_t>(kUpF));
         put(out, c.comm);
         put(out, c.k);
@@ -1491,7 +1492,7 @@ class Retimer {
   }
 
   void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
-    std::vector<char>& out = fwd_ex_->to(to);
+    std::vector<char>& out = fwd_ex_->to(me_, to);
     put(out, static_cast<std::uint8_t>(kLrF));
     put(out, sender_event);
     put_clocks(out, enter);
@@ -1620,7 +1621,7 @@ class Retimer {
 
   // ---- Backward (slack of the unchanged run) ------------------------------------------------
   void backward(RetimeResult& result) {
-    RecordExchange ex(world_);
+    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
     bwd_ex_ = &ex;
     near_critical_.assign(tree_.size(), 0);
     const std::size_t nparts = resets_.size() + 1;
@@ -1742,7 +1743,7 @@ class Retimer {
   void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
     auto late_receiver = [&](EventIdx send) {
       const std::uint32_t i = sent_.rank(send);
-      std::vector<char>& out = bwd_ex_->to(send_dest_[i]);
+      std::vector<char>& out = bwd_ex_->to(me_, send_dest_[i]);
       put(out, static_cast<std::uint8_t>(kLrB));
       put(out, send_request_[i]);
       put(out, value);
@@ -1751,7 +1752,7 @@ class Retimer {
       completions_from(e, [&](Rec kind, EventIdx x) {
         if (kind == kLrF) return late_receiver(x);
         const std::uint32_t i = recvd_.rank(x);
-        std::vector<char>& out = bwd_ex_->to(recv_source_[i]);
+        std::vector<char>& out = bwd_ex_->to(me_, recv_source_[i]);
         put(out, static_cast<std::uint8_t>(kLsB));
         put(out, recv_sender_[i]);
         put(out, value);
@@ -1767,7 +1768,7 @@ class Retimer {
     if (g.cc > 0 && colls_[g.cc - 1].end == e) {
       const CollEntry& c = colls_[g.cc - 1];
       if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
-        std::vector<char>& out = bwd_ex_->to(host_of(c.comm, c.k));
+        std::vector<char>& out = bwd_ex_->to(me_, host_of(c.comm, c.k));
         put(out, static_cast<std::uint8_t>(kUpB));
         put(out, c.comm);
         put(out, c.k);
@@ -1795,6 +1796,7 @@ class Retimer {
   const World& world_;
   const Definitions& defs_;
   const CallTree& tree_;
+  const Shard& shard_;  ///< one held rank for now (docs/what-if.md, limits)
   const LocalTrace& trace_;
   const RetimeRequest& req_;
   const Rank me_;
@@ -1864,8 +1866,8 @@ class Retimer {
 }  // namespace
 
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
-                    const LocalTrace& trace, const RetimeRequest& request) {
-  Retimer r(world, defs, tree, trace, request);
+                    const Shard& shard, const RetimeRequest& request) {
+  Retimer r(world, defs, tree, shard, request);
   return r.run();
 }
 

@@ -9,6 +9,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::replay {
@@ -72,12 +73,13 @@ struct RetimeResult {
 /// matches them, collectives bind as the wait-state rules say. The run is cut into parts at the
 /// collectives on all ranks that every rank leaves only after the last one entered; all parts are
 /// replayed at once, each relative to its start, and joined by one reduction per window.
+/// For now the shard holds one rank (one process per traced rank; docs/what-if.md, limits).
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
 /// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value).
 /// MPI: collective on world.
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
-                    const LocalTrace& trace, const RetimeRequest& request);
+                    const Shard& shard, const RetimeRequest& request);
 
 }  // namespace cpreplay::replay

@@ -260,7 +260,7 @@ class Pipeline {
     }
     progress_.begin("what-if");
     world_.agree([&] {
-      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_.traces[0], sev_[0], path_,
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_[0], path_,
                                         what_if_settings());
     });
     what_if_ran_ = true;
