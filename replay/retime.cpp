@@ -586,9 +586,9 @@ class Retimer {
     std::uint32_t best = UINT32_MAX;
     std::size_t best_count = 0;
     for (std::uint32_t c = 0; c <= ncomms; ++c)
-      if (world_like(c) && table_.ends[c].size() > best_count) {
+      if (world_like(c) && table_.on(c).size() > best_count) {
         best = c;
-        best_count = table_.ends[c].size();
+        best_count = table_.on(c).size();
       }
     std::vector<const InstanceInfo*> cands;
     for (const InstanceInfo& info : infos)
@@ -991,7 +991,7 @@ class Retimer {
       h.comm = comm;
       h.size = comm_size(comm);
       // The host is a member: its own rule for the instance says which kind it is.
-      const EventIdx end = table_.ends[comm][k];
+      const EventIdx end = table_.on(comm)[k];
       auto it = std::lower_bound(colls_.begin(), colls_.end(), end,
                                  [](const CollEntry& c, EventIdx e) { return c.end < e; });
       h.type = it != colls_.end() && it->end == end ? it->type : Bind::None;
@@ -1517,8 +1517,8 @@ class Retimer {
         if (t.a < trace_.size()) y = trace_.call_of(t.a);
         break;
       case Hop::kBegin:
-        if (t.a < table_.ends.size() && t.b < table_.ends[t.a].size()) {
-          const EventIdx end = table_.ends[t.a][t.b];
+        if (t.b < table_.on(t.a).size()) {
+          const EventIdx end = table_.on(t.a)[t.b];
           y = trace_.kind[end] == EventKind::CollEnd ? trace_.coll[trace_.ref[end]].begin
                                                      : trace_.enter_of(end);
         }
