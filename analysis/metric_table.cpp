@@ -217,6 +217,9 @@ const std::vector<MetricInfo> kTable = {
      "Profile of the application's critical path"},
     {M::CriticalPathImbalance, "critical_path_imbalance", "Imbalance", M::CriticalPath, "sec",
      false, C, "Imbalanced critical-path routines"},
+    {M::NearCriticalPath, "near_critical_path", "Near-critical path", kRoot, "sec", false, C,
+     "Non-waiting time whose slack is at most the --near-critical share of the runtime (by "
+     "default 1 %): what becomes critical next when the critical path shrinks"},
     {M::PerformanceImpact, "performance_impact", "Performance impact", kRoot, "sec", false, S,
      "Performance impact of activities on the critical path and off it"},
     {M::PerformanceImpactCriticalpath, "performance_impact_criticalpath",

@@ -31,7 +31,7 @@ enum class Metric : std::uint8_t {
   MpiWaitPropagatingLr, MpiWaitTerminal, MpiWaitTerminalLs, MpiWaitTerminalLr,
   WaitstatesDirectVsIndirect, MpiWaitDirect, MpiWaitDirectLatesender, MpiWaitDirectLatereceiver,
   MpiWaitIndirect, MpiWaitIndirectLatesender, MpiWaitIndirectLatereceiver,
-  CriticalPath, CriticalPathImbalance,
+  CriticalPath, CriticalPathImbalance, NearCriticalPath,
   PerformanceImpact, PerformanceImpactCriticalpath, CriticalPathActivities,
   CriticalImbalanceImpact, IntraPartitionImbalance, InterPartitionImbalance,
   NonCriticalPathActivities,

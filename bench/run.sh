@@ -3,15 +3,17 @@
 # decode-only floor (--read-only). Prints one table; nothing here is asserted by the test suite.
 #
 # usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind]
-#                     [--views] [--processes M]
+#                     [--views] [--what-if] [--processes M]
 #   --processes: analyze on M processes (default: one per traced rank)
 #   --views: also the cost of --timeline and --overview, from alternating runs with and without
+#   --what-if: also the cost of the what-if analysis (on by default), from alternating runs with
+#   and without --no-what-if: analysis time (rank 0, to the summary) and peak memory per rank
 #   default: the issue's reference trace, simtrace.py stencil --ranks 4 --iters 50000 --seed 11
 #   (5,680,032 events; generated once into /tmp/cpreplay-bench/, needs Debian's python3-otf2;
 #   without it the project's own cpreplay-mktrace nonblocking scenario is used instead).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1 views=0 processes=""
+ranks=4 iters=50000 trace="" build="$here/build" repeat=3 bind=1 views=0 what_if=0 processes=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
@@ -21,8 +23,9 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --no-bind) bind=0; shift ;;
     --views) views=1; shift ;;
+    --what-if) what_if=1; shift ;;
     --processes) processes=$2; shift 2 ;;
-    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind] [--views] [--processes M]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--ranks P] [--iters N] [--trace ANCHOR] [--build DIR] [--repeat K] [--no-bind] [--views] [--what-if] [--processes M]" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -121,4 +124,34 @@ if [ "$views" = 1 ]; then
     "$(awk "BEGIN{printf \"%.1f\", $(stat -c %s "$out/t.json") / 1e6}")" \
     "$(awk "BEGIN{printf \"%.0f\", $(stat -c %s "$out/o.svg") / 1e3}")" \
     "$(grep -o 'timeline: .*' "$out/stderr" || echo "timeline complete")"
+fi
+
+if [ "$what_if" = 1 ]; then
+  # Side by side: runs with and without the what-if analysis alternate, so a busy machine slows
+  # both alike; best of $repeat each. "analysis" is rank 0's time from start to the summary.
+  best_off="" best_on="" phase_on="" mem_off="" mem_on="" split=""
+  for _ in $(seq "$repeat"); do
+    for kind in off on; do
+      extra=()
+      [ "$kind" = off ] && extra=(--no-what-if)
+      mpirun --oversubscribe "${binding[@]}" -np "$np" "$cpreplay" -v -o "$out/r.cubex" \
+        "${extra[@]}" "$trace" >"$out/stdout" 2>"$out/stderr" || { cat "$out/stderr" >&2; exit 1; }
+      t=$(sed -n 's/.* analysis \([0-9.]*\) \(m\?s\)$/\1 \2/p' "$out/stdout" | head -n 1 |
+          awk '{print ($2 == "ms") ? $1 / 1000 : $1}')
+      mem=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/stderr")
+      if [ "$kind" = off ]; then
+        if [ -z "$best_off" ] || awk "BEGIN{exit !($t < $best_off)}"; then best_off=$t; mem_off=$mem; fi
+      elif [ -z "$best_on" ] || awk "BEGIN{exit !($t < $best_on)}"; then
+        best_on=$t; mem_on=$mem
+        phase_on=$(sed -n 's/^cpreplay: what-if *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/stderr")
+        split=$(sed -n 's/^cpreplay: what-if *\.\.\. [0-9.]* s *\(.*\)/\1/p' "$out/stderr" | sed 's/  \[rank 0.*//')
+      fi
+    done
+  done
+  printf 'what-if (s)      analysis %s without, %s with (%+.0f %%, x%.2f), best of %s alternating; what-if phase %s s\n' \
+    "$best_off" "$best_on" "$(awk "BEGIN{print 100 * ($best_on / $best_off - 1)}")" \
+    "$(awk "BEGIN{print $best_on / $best_off}")" "$repeat" "$phase_on"
+  printf 'what-if phase    %s\n' "$split"
+  printf 'what-if memory   peak per rank %s MB without, %s MB with (%+.1f %%)\n' "$mem_off" "$mem_on" \
+    "$(awk "BEGIN{print 100 * ($mem_on / $mem_off - 1)}")"
 fi

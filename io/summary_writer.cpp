@@ -121,6 +121,106 @@ std::string json_number(double v) {
   return buf;
 }
 
+/// "work=0.5, MPI_Recv=0".
+std::string changes_text(const SummaryWhatIfScenario& sc) {
+  std::string text;
+  for (const auto& [region, factor] : sc.changes) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%g", factor);
+    text += (text.empty() ? "" : ", ") + region + "=" + f;
+  }
+  return text;
+}
+
+/// The "What if" block: the top call paths' gains beside their critical-path time and
+/// imbalance, other near-critical call paths, and the user's scenario.
+std::string what_if_text(const Summary& s) {
+  const SummaryWhatIf& w = s.what_if;
+  if (!w.computed) return "";
+  std::string out = "\nWhat if (re-timed replay of the run; runtime " + seconds(w.runtime) +
+                    "; near-critical: slack within " + percent(w.near_critical_fraction) +
+                    " of it)\n";
+  std::string others;
+  std::size_t shown_others = 0;
+  bool any = false;
+  for (const SummaryWhatIfCallpath& c : w.callpaths) {
+    if (!c.has_gains) {
+      if (shown_others++ < 3)
+        others += (others.empty() ? "" : ", ") + short_path(c.path, 30) + " " +
+                  seconds(c.near_critical);
+      continue;
+    }
+    if (!any) {
+      out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("imbalance", 10, true) +
+             pad("zeroed", 10, true) + pad("balanced", 10, true) + pad("rebalanced", 11, true) +
+             pad("near-crit", 10, true) + "\n";
+      any = true;
+    }
+    out += "  " + pad(short_path(c.path, 27), 28) + pad(seconds(c.critical_path), 10, true) +
+           pad(seconds(c.imbalance), 10, true) + pad(seconds(c.zeroing_gain), 10, true) +
+           pad(seconds(c.balance_gain), 10, true) + pad(seconds(c.rebalance_gain), 11, true) +
+           pad(seconds(c.near_critical), 10, true) + "\n";
+  }
+  if (any)
+    out += "  (the run's gain if the call path took no time, if every visit took its mean time,\n"
+           "   if each rank's total were the average; near-crit: its time with that little "
+           "slack)\n";
+  if (!others.empty()) out += wrap("  also near-critical: ", others);
+  for (const SummaryWhatIfScenario& sc : w.scenarios) {
+    std::string text = "runtime " + seconds(sc.runtime) + " (" +
+                       (sc.runtime <= w.runtime ? "-" : "+") +
+                       seconds(std::fabs(w.runtime - sc.runtime)) + ", " +
+                       (sc.runtime <= w.runtime ? "-" : "+") +
+                       percent(w.runtime > 0.0 ? std::fabs(w.runtime - sc.runtime) / w.runtime
+                                               : 0.0) +
+                       ")";
+    if (!sc.critical_path.empty()) {
+      text += "; its critical path:";
+      for (std::size_t i = 0; i < sc.critical_path.size(); ++i)
+        text += std::string(i ? "," : "") + " " + short_path(sc.critical_path[i].path, 30) + " " +
+                percent(sc.critical_path[i].share);
+    }
+    out += wrap("  scenario " + changes_text(sc) + ": ", text);
+  }
+  return out;
+}
+
+/// The "what_if" object (docs/json-schema.md); null when it was not computed.
+std::string what_if_json(const SummaryWhatIf& w) {
+  if (!w.computed) return "null";
+  auto gain = [&](bool has, double v) { return has ? json_number(v) : std::string("null"); };
+  std::string cps = "[";
+  for (std::size_t i = 0; i < w.callpaths.size(); ++i) {
+    const SummaryWhatIfCallpath& c = w.callpaths[i];
+    cps += std::string(i ? "," : "") + "\n      {\"path\": " + json_string(c.path) +
+           ", \"zeroing_gain_s\": " + gain(c.has_gains, c.zeroing_gain) +
+           ", \"balance_gain_s\": " + gain(c.has_gains, c.balance_gain) +
+           ", \"rebalance_gain_s\": " + gain(c.has_gains, c.rebalance_gain) +
+           ", \"near_critical_s\": " + json_number(c.near_critical) + "}";
+  }
+  cps += w.callpaths.empty() ? "]" : "\n    ]";
+  std::string scs = "[";
+  for (std::size_t i = 0; i < w.scenarios.size(); ++i) {
+    const SummaryWhatIfScenario& sc = w.scenarios[i];
+    std::string changes = "{";
+    for (std::size_t j = 0; j < sc.changes.size(); ++j)
+      changes += std::string(j ? ", " : "") + json_string(sc.changes[j].first) + ": " +
+                 json_number(sc.changes[j].second);
+    std::string path = "[";
+    for (std::size_t j = 0; j < sc.critical_path.size(); ++j)
+      path += std::string(j ? ", " : "") + "{\"path\": " + json_string(sc.critical_path[j].path) +
+              ", \"seconds\": " + json_number(sc.critical_path[j].seconds) +
+              ", \"share\": " + json_number(sc.critical_path[j].share) + "}";
+    scs += std::string(i ? "," : "") + "\n      {\"changes\": " + changes +
+           "}, \"runtime_s\": " + json_number(sc.runtime) + ", \"critical_path\": " + path +
+           "]}";
+  }
+  scs += w.scenarios.empty() ? "]" : "\n    ]";
+  return "{\"runtime_s\": " + json_number(w.runtime) +
+         ", \"near_critical_fraction\": " + json_number(w.near_critical_fraction) +
+         ",\n    \"callpaths\": " + cps + ",\n    \"scenarios\": " + scs + "}";
+}
+
 }  // namespace
 
 std::string summary_text(const Summary& s) {
@@ -234,6 +334,8 @@ std::string summary_text(const Summary& s) {
            pad(seconds(im.non_critical_path_activities), 10, true) +
            pad(percent(im.non_critical_path_activities / im.total), 9, true) + "\n";
   }
+
+  out += what_if_text(s);
 
   if (!s.findings.empty()) {
     out += "\nFindings\n";
@@ -361,7 +463,8 @@ std::string summary_json(const Summary& s) {
              ", \"rank\": " + std::to_string(w.rank) + ", \"start_s\": " + json_number(w.start) +
              ", \"duration_s\": " + json_number(w.duration) + "}";
   }
-  field("worst_wait_states", worst + (s.worst.empty() ? "]" : "\n  ]"), true);
+  field("worst_wait_states", worst + (s.worst.empty() ? "]" : "\n  ]"));
+  field("what_if", what_if_json(s.what_if), true);
   return o + "}\n";
 }
 

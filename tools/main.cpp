@@ -4,12 +4,17 @@
 #include <signal.h>
 
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
@@ -34,9 +39,59 @@ bool parse_count(const std::string& text, std::uint64_t& out) {
   return true;
 }
 
+/// A decimal number, all of `text` (no trailing characters), finite.
+bool parse_number(const std::string& text, double& out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  out = v;
+  return true;
+}
+
+/// The what-if options; returns an error text (empty: fine).
+std::string parse_what_if(const po::variables_map& vm, const std::vector<std::string>& changes,
+                          const std::string& top, const std::string& near, Settings& s) {
+  const bool given = !changes.empty() || vm.count("what-if-top") || vm.count("near-critical");
+  if (s.no_what_if && given)
+    return std::string("--no-what-if cannot be combined with ") +
+           (!changes.empty() ? "--what-if" : vm.count("what-if-top") ? "--what-if-top"
+                                                                      : "--near-critical");
+  if (vm.count("what-if-top")) {
+    std::uint64_t k = 0;
+    if (!parse_count(top, k) || k > 100)
+      return "--what-if-top '" + top + "' must be a whole number of call paths from 1 to 100";
+    s.what_if_top = static_cast<std::size_t>(k);
+  }
+  if (vm.count("near-critical")) {
+    double d = 0.0;
+    if (!parse_number(near, d) || d < 0.0 || d > 1.0)
+      return "--near-critical '" + near + "' must be a number from 0 to 1 (a share of the "
+             "runtime)";
+    s.near_critical = d;
+  }
+  for (const std::string& arg : changes) {
+    // Region names may hold '=' (C++ operators): the factor follows the last one.
+    const auto eq = arg.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      return "--what-if '" + arg + "' must be REGION=FACTOR";
+    const std::string region = arg.substr(0, eq), factor = arg.substr(eq + 1);
+    double f = 0.0;
+    if (!parse_number(factor, f)) return "--what-if '" + arg + "': FACTOR must be a number";
+    if (f < 0.0) return "--what-if '" + arg + "': FACTOR must not be negative";
+    for (const auto& [r, g] : s.what_if)
+      if (r == region) return "--what-if '" + arg + "': region '" + region + "' given twice";
+    s.what_if.push_back({region, f});
+  }
+  return "";
+}
+
 /// Parses the command line; returns -1 to continue, otherwise the exit code.
 int parse(int argc, char** argv, Settings& s, bool talk) {
   std::string max_events;  // checked below: Boost would take "-1" as a huge unsigned number
+  std::vector<std::string> what_if;
+  std::string what_if_top, near_critical;  // checked below, like max_events
   po::options_description opts("Options");
   opts.add_options()
       ("help,h", "print this help and exit")
@@ -70,7 +125,19 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "their parents, the critical path and the longest wait states are kept")
       ("overview", po::value(&s.overview),
        "also draw the run as one SVG picture to FILE.svg: ranks by time, coloured by call "
-       "path, waiting hatched, the critical path as a line");
+       "path, waiting hatched, the critical path as a line")
+      ("what-if", po::value(&what_if)->composing(),
+       "REGION=FACTOR: also predict the runtime with the time of every call path of REGION "
+       "scaled by FACTOR (0 removes it, 0.5 halves it), and the new critical path's top call "
+       "paths; repeatable, all together one scenario")
+      ("what-if-top", po::value(&what_if_top),
+       "K: the call paths with the most critical-path time whose gains if zeroed, balanced "
+       "and statically rebalanced are computed (default 10, 1 to 100)")
+      ("near-critical", po::value(&near_critical),
+       "D: near-critical time is non-waiting time whose slack is at most D x the runtime "
+       "(default 0.01, 0 to 1); written as the metric near_critical_path")
+      ("no-what-if", po::bool_switch(&s.no_what_if),
+       "skip the what-if analysis (re-timing replay, gains, near-critical time)");
   po::options_description hidden;
   hidden.add_options()("anchor", po::value(&s.anchor));
   po::options_description all;
@@ -122,6 +189,11 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
                      max_events.c_str(), why);
       return 2;
     }
+  }
+  const std::string why = parse_what_if(vm, what_if, what_if_top, near_critical, s);
+  if (!why.empty()) {
+    if (talk) std::fprintf(stderr, "cpreplay: error: %s (see cpreplay --help)\n", why.c_str());
+    return 2;
   }
   return -1;
 }

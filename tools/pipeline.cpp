@@ -13,6 +13,7 @@
 #include "analysis/root_cause.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/wait_states.hpp"
+#include "analysis/what_if.hpp"
 #include "cpreplay/error.hpp"
 #include "cpreplay/shard.hpp"
 #include "io/cube_writer.hpp"
@@ -127,6 +128,7 @@ class Pipeline {
   void probe_outputs() {
     world_.agree([&] {
       if (world_.rank() != 0) return;
+      if (!settings_.no_what_if) analysis::check_what_if_regions(defs_, what_if_settings());
       { io::CubeWriter probe(output_, io::CubeReportDef{}); }
       if (!settings_.json.empty()) io::check_json_writable(settings_.json);
       if (!settings_.timeline.empty()) io::check_writable(settings_.timeline, "timeline");
@@ -242,6 +244,47 @@ class Pipeline {
     phase_end("critical path " + std::to_string(path_.length) + " s");
   }
 
+  /// What if: the gains of zeroing, balancing and rebalancing the top call paths, the
+  /// near-critical time, and the user's scenario, from one re-timing replay.
+  void what_if() {
+    if (settings_.no_what_if) return;
+    if (world_.size() < defs_.ranks()) {
+      // The re-timing replay still holds one rank per process (issue 14 and 16 landed apart).
+      if (world_.rank() == 0)
+        std::fprintf(stderr,
+                     "cpreplay: note: what-if: not available yet with fewer processes than traced "
+                     "ranks; run mpirun -np %d for it (the report and summary have no what-if "
+                     "values)\n",
+                     defs_.ranks());
+      return;
+    }
+    progress_.begin("what-if");
+    world_.agree([&] {
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_[0], path_,
+                                        what_if_settings());
+    });
+    what_if_ran_ = true;
+    release_free_memory();
+    std::string detail = std::to_string(what_if_.clocks) + " clocks, " +
+                         std::to_string(what_if_.parts) + " parts, " +
+                         std::to_string(what_if_.forward_rounds) + " + " +
+                         std::to_string(what_if_.backward_rounds) + " rounds";
+    if (settings_.verbose) {
+      char split[96];
+      std::snprintf(split, sizeof split, " (prepare %.3f s, forward %.3f s, slack %.3f s)",
+                    what_if_.prepare_seconds, what_if_.forward_seconds,
+                    what_if_.backward_seconds);
+      detail += split;
+    }
+    phase_end(detail);
+    if (what_if_.released > 0 && world_.rank() == 0)
+      std::fprintf(stderr,
+                   "cpreplay: warning: what-if: %llu synchronizations replayed without their "
+                   "partner (their partners' records depend on each other in a cycle, which "
+                   "clock-condition violations can cause)\n",
+                   static_cast<unsigned long long>(what_if_.released));
+  }
+
   /// --timeline and --overview: the run in time, with the critical path's stretches.
   void export_views() {
     if (settings_.timeline.empty() && settings_.overview.empty()) return;
@@ -276,6 +319,8 @@ class Pipeline {
   void summarize() {
     Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_, path_);
     describe_run(summary);
+    if (what_if_ran_ && world_.rank() == 0)
+      analysis::describe_what_if(summary, what_if_, defs_, tree_);
     world_.agree([&] {
       if (world_.rank() == 0 && !settings_.json.empty())
         io::write_summary_json(settings_.json, summary);
@@ -337,6 +382,16 @@ class Pipeline {
     }
     MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world_.comm());
     correction_.max_jump = largest_jump;
+  }
+
+  analysis::WhatIfSettings what_if_settings() const {
+    analysis::WhatIfSettings w;
+    w.top = settings_.what_if_top;
+    w.near_critical = settings_.near_critical;
+    w.changes = settings_.what_if;
+    w.window = settings_.window;
+    w.partial = settings_.partial;
+    return w;
   }
 
   io::CubeReportDef report_def() const {
@@ -431,6 +486,8 @@ class Pipeline {
   analysis::CriticalPathSummary path_;
   /// Per held rank: reduce keeps them for export_views.
   std::vector<std::vector<analysis::PathStretch>> stretches_;
+  analysis::WhatIfResult what_if_;
+  bool what_if_ran_ = false;  ///< not with --no-what-if, nor (for now) with fewer processes than ranks
 };
 
 }  // namespace
@@ -446,6 +503,7 @@ void run(const Settings& settings, replay::World& world) {
   p.backward();
   if (!settings.no_root_cause) p.root_causes();
   p.reduce();
+  p.what_if();
   p.export_views();
   p.write_report();
   p.summarize();

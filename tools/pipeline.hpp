@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "replay/world.hpp"
 
@@ -26,6 +28,10 @@ struct Settings {
   std::string timeline;  ///< --timeline FILE.json (Chrome trace events), empty for none
   std::string overview;  ///< --overview FILE.svg, empty for none
   std::uint64_t timeline_max_events = 2000000;  ///< --timeline-max-events
+  bool no_what_if = false;          ///< --no-what-if: no re-timing replay, no near-critical time
+  std::size_t what_if_top = 10;     ///< --what-if-top K
+  double near_critical = 0.01;      ///< --near-critical δ (share of the runtime)
+  std::vector<std::pair<std::string, double>> what_if;  ///< --what-if REGION=FACTOR, in order
 };
 
 /// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cpreplay {
@@ -80,6 +81,42 @@ struct SummaryImpact {
   double non_critical_path_activities = 0.0;
 };
 
+/// One call path of the what-if block (docs/what-if.md). Times in seconds, sums over ranks.
+struct SummaryWhatIfCallpath {
+  std::string path;
+  std::string name;
+  double critical_path = 0.0;  ///< its time on the critical path
+  double imbalance = 0.0;      ///< its critical-path imbalance
+  /// One of the --what-if-top call paths by critical-path time: the three gains are computed.
+  bool has_gains = false;
+  double zeroing_gain = 0.0;    ///< runtime - runtime with its time at zero on every rank
+  double balance_gain = 0.0;    ///< runtime - runtime with every visit at the mean visit time
+  double rebalance_gain = 0.0;  ///< runtime - runtime with each rank's total at the average
+  double near_critical = 0.0;   ///< non-waiting time with slack <= δ x runtime
+};
+
+/// A user's --what-if scenario: the changes, the predicted runtime and its critical path.
+struct SummaryWhatIfScenario {
+  std::vector<std::pair<std::string, double>> changes;  ///< region name, factor
+  double runtime = 0.0;
+  struct OnPath {
+    std::string path;
+    double seconds = 0.0;  ///< on the re-timed run's critical path, summed over ranks
+    double share = 0.0;    ///< of that critical path's length
+  };
+  std::vector<OnPath> critical_path;  ///< its top call paths, largest first
+};
+
+struct SummaryWhatIf {
+  bool computed = false;  ///< false with --no-what-if
+  double runtime = 0.0;   ///< the trace's runtime, re-measured by the replay (= wall_clock)
+  double near_critical_fraction = 0.0;  ///< δ (--near-critical)
+  int top = 0;                          ///< --what-if-top K
+  std::vector<SummaryWhatIfCallpath> callpaths;  ///< the top K first, then other near-critical
+  std::vector<SummaryWhatIfScenario> scenarios;
+  std::uint64_t released = 0;  ///< synchronizations replayed without their partner (cycles)
+};
+
 struct Summary {
   std::string trace;
   std::string report;
@@ -114,6 +151,7 @@ struct Summary {
   SummaryImpact impact;
   std::vector<std::string> findings;       ///< one sentence each
   std::vector<SummaryWaitInstance> worst;  ///< the most severe wait-state instances
+  SummaryWhatIf what_if;
 };
 
 }  // namespace cpreplay

@@ -1,0 +1,1874 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Re-timing replay: a forward dataflow over messages and collectives with one clock per
+// scenario, and a backward one for the slack, in rounds on the record transport.
+#include "replay/retime.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "cpreplay/error.hpp"
+#include "replay/collectives.hpp"
+#include "replay/messages.hpp"
+#include "replay/pointer_jump.hpp"
+#include "replay/record_exchange.hpp"
+
+namespace cpreplay::replay {
+namespace {
+
+using Clk = std::int64_t;
+constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
+constexpr Clk kPos = std::numeric_limits<Clk>::max() / 4;  // "no constraint" in min
+
+/// Record kinds on the transport: forward (F) and backward (B).
+enum Rec : std::uint8_t {
+  kLsF = 1,  ///< sender -> receiver: the send call's Enter, per clock
+  kLrF,      ///< receiver -> sender: the receive request call's Enter, per clock
+  kUpF,      ///< member -> host: a collective begin, per clock (or "not a source")
+  kReqF,     ///< binding member -> host: "tell me my constraint"
+  kDownF,    ///< host -> binding member: its constraint, per clock
+  kLsB,      ///< receiver -> sender: latest time for the send call's Enter
+  kLrB,      ///< sender -> receiver: latest time for the request call's Enter
+  kUpB,      ///< binding member -> host: latest time its begin sources allow
+  kDownB,    ///< host -> source member: latest time for its begin
+};
+
+/// How a collective instance binds (the wait-state rules, scalasca-metrics.md §4).
+enum class Bind : std::uint8_t {
+  None,     ///< nobody waits (zero payload, non-blocking, Alltoallv/w, alone)
+  All,      ///< binding members wait for the latest begin of all members
+  Senders,  ///< binding members wait for the latest begin of the members that sent
+  Root,     ///< binding members wait for the root's begin
+  Scan,     ///< a binding member waits for the latest begin of the senders up to itself
+  Reset,    ///< All, on all ranks, every rank binding: the run is cut into parts there
+};
+
+struct CollEntry {
+  EventIdx begin = kNoEvent;
+  EventIdx end = kNoEvent;
+  std::uint32_t comm = 0;
+  std::uint32_t k = 0;
+  std::uint32_t local = 0;  ///< this rank's communicator-local rank
+  Bind type = Bind::None;
+  bool binds = false;   ///< this rank's end waits (rules)
+  bool source = false;  ///< this rank's begin is a partner of the binding members
+  bool up = false;      ///< this rank sends its begin (or a marker) to the host
+};
+
+/// One bit per event, and the number of set bits before an event in O(1): the per-message and
+/// per-synchronization tables are indexed by it, so no lookup searches (0.19 B per event).
+class EventBits {
+ public:
+  void resize(std::size_t events) { words_.assign((events + 63) / 64 + 1, 0); }
+  void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
+  bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
+  /// After the last set(): makes rank() work.
+  void finish() {
+    before_.resize(words_.size());
+    std::uint32_t count = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      before_[i] = count;
+      count += static_cast<std::uint32_t>(__builtin_popcountll(words_[i]));
+    }
+  }
+  /// Set bits before e (the index of e's entry when e is set).
+  std::uint32_t rank(EventIdx e) const {
+    const std::uint64_t below = words_[e >> 6] & ((std::uint64_t{1} << (e & 63)) - 1);
+    return before_[e >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(below));
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::vector<std::uint32_t> before_;
+};
+
+/// A synchronization whose time, in the profiled clock, came from a partner: the re-timed run's
+/// critical path jumps from it to the partner's event. 20 B.
+struct Hop {
+  enum Kind : std::uint8_t {
+    kCallOf,  ///< the Enter of the MPI call holding event a on `rank`
+    kBegin,   ///< the begin of instance b on communicator a
+    kCut,     ///< the begin of the a-th cut
+  };
+  EventIdx event = kNoEvent;  ///< the synchronization on this rank
+  Rank rank = -1;             ///< where the path continues
+  std::uint8_t kind = kCallOf;
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+};
+
+/// A hop as its target rank gets it: which of its events the path reaches.
+struct HopTarget {
+  std::uint32_t kind;
+  std::uint32_t a;
+  std::uint32_t b;
+};
+
+std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
+  return (std::uint64_t{r} << 56) | (std::uint64_t{hi} << 32) | lo;
+}
+
+/// Open-addressing map from non-zero 64-bit keys to values (records waiting for their event):
+/// one probe sequence per lookup, no allocation per record.
+class FlatMap {
+ public:
+  FlatMap() { keys_.assign(64, 0), vals_.assign(64, 0); }
+  bool find(std::uint64_t key, Clk& value) const {
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        value = vals_[i];
+        return true;
+      }
+      if (keys_[i] == 0) return false;
+    }
+  }
+  /// Inserts; a key already present is overwritten (returns false).
+  bool insert(std::uint64_t key, Clk value) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        vals_[i] = value;
+        return false;
+      }
+      if (keys_[i] == 0) {
+        keys_[i] = key;
+        vals_[i] = value;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void erase(std::uint64_t key) {
+    std::size_t i = slot(key);
+    for (;; i = (i + 1) & mask()) {
+      if (keys_[i] == 0) return;
+      if (keys_[i] == key) break;
+    }
+    // Backward shift: later entries of the probe run move up, so lookups never see a hole.
+    for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      if (keys_[j] == 0) break;
+      const std::size_t home = slot(keys_[j]);
+      if (((j - home) & mask()) >= ((j - i) & mask())) {
+        keys_[i] = keys_[j];
+        vals_[i] = vals_[j];
+        i = j;
+      }
+    }
+    keys_[i] = 0;
+    --size_;
+  }
+  std::size_t size() const { return size_; }
+  void clear() {
+    keys_.assign(64, 0);
+    vals_.assign(64, 0);
+    size_ = 0;
+  }
+
+ private:
+  std::size_t mask() const { return keys_.size() - 1; }
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<Clk> vals(keys.size(), 0);
+    keys.swap(keys_);
+    vals.swap(vals_);
+    size_ = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != 0) insert(keys[i], vals[i]);
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<Clk> vals_;
+  std::size_t size_ = 0;
+};
+
+/// Per collective instance on its host (the member of local rank k mod size).
+struct HostInstance {
+  Bind type = Bind::None;
+  std::uint32_t comm = 0;
+  std::uint32_t size = 0;
+  std::uint32_t expected = 0;  ///< begin records to wait for
+  std::uint32_t got = 0;
+  std::vector<Clk> clocks;     ///< max per clock; Scan: size x clocks, per local rank
+  Rank argmax = -1;            ///< whose begin is latest in the profiled clock (not Scan)
+  std::vector<std::uint8_t> arrived;  ///< Scan: per local rank
+  std::vector<std::pair<Rank, std::uint32_t>> waiting;  ///< binders to answer (rank, local)
+  std::uint32_t binders = 0;
+  std::vector<std::uint32_t> binder_locals;  ///< Scan
+  std::vector<std::uint32_t> source_locals;  ///< Senders, Scan, Root
+  // Backward.
+  std::uint32_t binders_in = 0;
+  Clk min_value = kPos;
+  std::vector<Clk> binder_values;  ///< Scan: per binder_locals entry
+  std::vector<std::uint8_t> binder_in;  ///< Scan
+  std::vector<std::uint8_t> replied;  ///< per source (All: per local rank)
+  bool all_replied = false;
+};
+
+class Retimer {
+ public:
+  Retimer(const World& world, const Definitions& defs, const CallTree& tree,
+          const Shard& shard, const RetimeRequest& request)
+      : world_(world), defs_(defs), tree_(tree), shard_(shard), trace_(shard.traces[0]),
+        req_(request),
+        me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
+        // A part ships a few records per round, each with a value per clock: parts per window
+        // are a quarter of --window, so a round ships about --window records.
+        window_(std::max<std::size_t>(request.window / 4, 1)),
+        path_(request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
+                  ? request.path_clock
+                  : -1) {
+    // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of
+    // rank R by one tick in the unchanged clock, to show that the replay's check catches it.
+    if (const char* nudge = std::getenv("CPREPLAY_TEST_RETIME_NUDGE")) {
+      int rank = -1;
+      unsigned long event = 0;
+      if (std::sscanf(nudge, "%d:%lu", &rank, &event) == 2 && rank == me_)
+        nudge_ = static_cast<EventIdx>(event);
+    }
+  }
+
+  RetimeResult run() {
+    RetimeResult result;
+    const double t0 = MPI_Wtime();
+    prepare();
+    const double t1 = MPI_Wtime();
+    plan_changes();
+    part_visits();
+    const double t2 = MPI_Wtime();
+    result.parts = resets_.size() + 1;
+    forward(result);
+    if (path_ >= 0) result.path_profile = path_profile();
+    const double t3 = MPI_Wtime();
+    if (req_.slack_limit >= 0.0) backward(result);
+    const double t4 = MPI_Wtime();
+    result.prepare_seconds = t2 - t0;
+    result.forward_seconds = t3 - t2;
+    result.backward_seconds = t4 - t3;
+    (void)t1;
+    std::uint64_t released = released_;
+    MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    world_.agree([&] {
+      if (!error_.empty()) throw ReplayError(error_);
+    });
+    result.runtime = std::move(runtime_);
+    // Sums in ticks: exact, so they do not depend on the order parts and rounds add them.
+    result.near_critical.assign(near_critical_.size(), 0.0);
+    for (std::size_t c = 0; c < near_critical_.size(); ++c)
+      result.near_critical[c] = seconds(near_critical_[c]);
+    return result;
+  }
+
+ private:
+  // ---- Time and call paths -----------------------------------------------------------------
+  Clk T(EventIdx e) const { return static_cast<Clk>(trace_.time[e]); }
+  double seconds(Clk ticks) const {
+    return static_cast<double>(ticks) / static_cast<double>(defs_.clock.ticks_per_second);
+  }
+  std::uint32_t parent(std::uint32_t cp) const {
+    const CallpathId p = tree_.node(CallpathId{cp}).parent;
+    return p.valid() ? p.value : UINT32_MAX;
+  }
+  /// The call path of the activity that ends at e (the innermost region open before e).
+  std::uint32_t activity_path(EventIdx e) const {
+    switch (trace_.kind[e]) {
+      case EventKind::Enter: return parent(trace_.ref[e]);
+      case EventKind::Leave: return trace_.ref[e];
+      default: {
+        const EventIdx call = trace_.call_of(e);
+        return call == kNoEvent ? UINT32_MAX : trace_.ref[call];
+      }
+    }
+  }
+  Rank peer(EventIdx e) const { return peer_rank(defs_, trace_, e); }
+  MpiClass call_class(EventIdx call) const {
+    return defs_.region(trace_.region_of(call)).mpi_class;
+  }
+  /// The original non-waiting time of the activity that ends at e (e > 0).
+  Clk busy(EventIdx e, Clk d) const {
+    return sync_.test(e) ? std::max<Clk>(gap_[sync_.rank(e)], 0) : d;
+  }
+
+  /// A receive or send completion: all of them in one MPI call complete together (a Waitall
+  /// records them at its end, after waiting for the last), so their constraints bind at the
+  /// first of them (scalasca-metrics.md §5: in a multi-wait call only the longest wait counts).
+  static bool completion(EventKind k) {
+    return k == EventKind::Recv || k == EventKind::Irecv || k == EventKind::IsendComplete;
+  }
+  /// Calls f(Rec, event) for every partner the completions of x's call from x on wait for:
+  /// (kLsF, matched receive completion) and (kLrF, send whose completion binds).
+  template <class F>
+  void completions_from(EventIdx x, F&& f) const {
+    for (EventIdx i = x; i < trace_.size(); ++i) {
+      const EventKind k = trace_.kind[i];
+      if (k == EventKind::Enter || k == EventKind::Leave) break;
+      if ((k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(i)) f(kLsF, i);
+      if (k == EventKind::IsendComplete) {
+        const EventIdx isend = trace_.ref[i];
+        if (isend < i && trace_.kind[isend] == EventKind::Isend && lr_.test(isend))
+          f(kLrF, isend);
+      }
+    }
+  }
+
+  // ---- Scenarios ---------------------------------------------------------------------------
+  struct Mod {
+    std::uint32_t clock;
+    int slot;  ///< Balance: its slot among the open visits; -1: a factor
+    double factor;
+  };
+
+  /// Changes per call path (CSR); a balance slot per Balance change; rebalance factors from
+  /// every rank's non-waiting time in the call path.
+  void plan_changes() {
+    const std::size_t n = tree_.size();
+    std::vector<TimeChange> sorted = req_.changes;
+    std::sort(sorted.begin(), sorted.end(), [](const TimeChange& a, const TimeChange& b) {
+      return a.callpath != b.callpath ? a.callpath < b.callpath : a.clock < b.clock;
+    });
+    // Non-waiting exclusive time and visits of the call paths to balance, over all ranks.
+    std::vector<std::uint32_t> stat_of(n, UINT32_MAX);
+    std::size_t m = 0;
+    for (const TimeChange& c : sorted)
+      if (c.callpath < n && c.kind != TimeChange::Kind::Factor &&
+          stat_of[c.callpath] == UINT32_MAX)
+        stat_of[c.callpath] = static_cast<std::uint32_t>(m++);
+    std::vector<double> local(3 * m, 0.0), global(3 * m, 0.0);
+    if (m > 0) {
+      std::vector<std::uint32_t> open;  // call paths of the open regions
+      for (EventIdx e = 0; e < trace_.size(); ++e) {
+        const EventKind k = trace_.kind[e];
+        const std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
+        if (e > 0 && cp != UINT32_MAX && stat_of[cp] != UINT32_MAX)
+          local[stat_of[cp]] += static_cast<double>(busy(e, T(e) - T(e - 1)));
+        if (k == EventKind::Enter) {
+          open.push_back(trace_.ref[e]);
+          if (stat_of[trace_.ref[e]] != UINT32_MAX) local[m + stat_of[trace_.ref[e]]] += 1.0;
+        } else if (k == EventKind::Leave && !open.empty()) {
+          open.pop_back();
+        }
+      }
+      for (std::size_t i = 0; i < m; ++i) local[2 * m + i] = local[i] > 0.0 ? 1.0 : 0.0;
+      MPI_Allreduce(local.data(), global.data(), static_cast<int>(3 * m), MPI_DOUBLE, MPI_SUM,
+                    world_.comm());
+    }
+    change_begin_.assign(n + 1, 0);
+    slot_of_.assign(n, -1);
+    for (const TimeChange& c : sorted) {
+      if (c.callpath >= n || c.clock == 0 || c.clock >= S_) continue;
+      Mod mod{c.clock, -1, c.value};
+      if (c.kind == TimeChange::Kind::Balance) {
+        const std::size_t i = stat_of[c.callpath];
+        if (global[m + i] <= 0.0) continue;  // never visited: nothing to balance
+        mod.slot = static_cast<int>(visit_mean_.size());
+        slot_of_[c.callpath] = mod.slot;
+        visit_mean_.push_back(global[i] / global[m + i]);
+      } else if (c.kind == TimeChange::Kind::Rebalance) {
+        // A rank without time in it cannot take work there (it has no such code path).
+        const std::size_t i = stat_of[c.callpath];
+        if (local[i] <= 0.0 || global[2 * m + i] <= 0.0) continue;
+        mod.factor = global[i] / global[2 * m + i] / local[i];
+      }
+      mods_.push_back(mod);
+      ++change_begin_[c.callpath + 1];
+    }
+    for (std::size_t c = 0; c < n; ++c) change_begin_[c + 1] += change_begin_[c];
+    B_ = visit_mean_.size();
+    mpi_path_.assign(n, 0);
+    for (std::size_t c = 0; c < n; ++c)
+      mpi_path_[c] = defs_.region(RegionId{trace_.region_of_path[c]}).is_mpi() ? 1 : 0;
+  }
+
+  bool changed(std::uint32_t cp) const {
+    return cp != UINT32_MAX && change_begin_[cp] != change_begin_[cp + 1];
+  }
+
+  /// Adds to each clock what the scenario makes of `d` ticks of non-waiting time in call path
+  /// cp (the base value d is already added to every clock). `vis` holds the open visits'
+  /// balance factors.
+  void apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e) const {
+    for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i) {
+      const Mod& m = mods_[i];
+      double f = m.factor;
+      if (m.slot >= 0) {
+        f = vis[m.slot];
+        if (f < 0.0) {
+          // A visit without non-waiting time: the mean is added at its Leave.
+          a[m.clock] -= d;
+          if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
+            a[m.clock] += std::llround(visit_mean_[m.slot]);
+          continue;
+        }
+        if (std::isnan(f)) continue;
+      }
+      a[m.clock] += std::llround(static_cast<double>(d) * f) - d;
+    }
+  }
+
+  /// The factor that gives the visit entered at `enter` the balance slot's mean non-waiting
+  /// time; -1 for a visit without non-waiting time.
+  double visit_factor(EventIdx enter, int slot) const {
+    Clk x = 0;
+    int depth = 0;
+    Clk prev = T(enter);
+    for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
+      const Clk t = T(i);
+      if (depth == 0) x += busy(i, t - prev);
+      prev = t;
+      const EventKind k = trace_.kind[i];
+      if (k == EventKind::Enter) {
+        ++depth;
+      } else if (k == EventKind::Leave) {
+        if (depth == 0) break;
+        --depth;
+      }
+    }
+    return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
+  }
+
+  // ---- Preparation: matching, collective rules, the cut points -------------------------------
+  class MatchSink final : public MessageSink {
+   public:
+    explicit MatchSink(Retimer& r) : r_(r) {}
+    void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
+      for (std::size_t i = 0; i < n; ++i) {
+        r_.recvd_.set(m[i].event);
+        r_.recv_sender_.push_back(m[i].send.event);
+        r_.recv_source_.push_back(r_.peer(m[i].event));
+        r_.ready_.push_back(Ready{m[i].event, m[i].send.call_enter});
+      }
+    }
+    void sends(const MatchedSend* m, std::size_t n, EventIdx) override {
+      for (std::size_t i = 0; i < n; ++i) {
+        r_.sent_.set(m[i].event);
+        r_.send_request_.push_back(m[i].recv.request_event);
+        r_.send_dest_.push_back(r_.peer(m[i].event));
+        EventIdx attach = kNoEvent;
+        if (r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
+          r_.lr_.set(m[i].event);
+          r_.ready_.push_back(Ready{attach, m[i].recv.request_enter});
+        }
+        r_.send_event_.push_back(m[i].event);
+        r_.send_attach_.push_back(attach);
+      }
+    }
+
+   private:
+    Retimer& r_;
+  };
+
+  /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
+  /// receive request when its call ends after the request was entered. `attach`: the event the
+  /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
+  bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
+    EventIdx c = s;
+    if (trace_.kind[s] == EventKind::Isend) {
+      c = trace_.message(s).partner;
+      if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) return false;
+    }
+    const EventIdx call = trace_.call_of(c);
+    if (call == kNoEvent) return false;
+    const MpiClass cls = call_class(call);
+    if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
+      return false;
+    const EventIdx leave = trace_.leave_of(call);
+    if (leave == kNoEvent || !(trace_.time[leave] > request_enter)) return false;
+    attach = trace_.kind[s] == EventKind::Send ? leave : c;
+    return true;
+  }
+
+  /// Segment of event e among the candidate cut points: how many candidate ends are <= e.
+  std::size_t candidate_segment(EventIdx e) const {
+    return static_cast<std::size_t>(std::upper_bound(cand_end_.begin(), cand_end_.end(), e) -
+                                    cand_end_.begin());
+  }
+
+  /// Candidates a .. b - 1 (or b .. a - 1) lie between a constraint in segment a and its
+  /// partner in segment b: they are no cuts.
+  void separate(std::size_t a, std::size_t b) {
+    for (std::size_t j = std::min(a, b); j < std::max(a, b) && j < disq_.size(); ++j) disq_[j] = 1;
+  }
+
+  /// Which candidate segment each partner of a constraint lies in, told to the constraint's
+  /// side in one exchange per kind: senders tell receivers where their sends (and binding
+  /// completions) are; members tell the instance's host where they begin. Exact also where
+  /// clocks disagree (comparing times would not be).
+  void separate_partners() {
+    struct SendNote {
+      EventIdx request;      ///< the receiver's request event
+      std::uint32_t send;    ///< the send's segment
+      std::uint32_t attach;  ///< the binding completion's segment, or UINT32_MAX
+    };
+    send_each<SendNote>(
+        world_, send_event_.size(), [&](std::size_t i) { return send_dest_[i]; },
+        [&](std::size_t i) {
+          const EventIdx attach = send_attach_[i];
+          return SendNote{send_request_[i],
+                          static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
+                          attach == kNoEvent
+                              ? UINT32_MAX
+                              : static_cast<std::uint32_t>(candidate_segment(attach))};
+        },
+        [&](Rank, const SendNote& note) {
+          if (note.request >= trace_.size()) return;
+          const std::size_t request = candidate_segment(note.request);
+          if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
+          EventIdx completion = note.request;
+          if (trace_.kind[note.request] == EventKind::IrecvRequest)
+            completion = trace_.ref[note.request];
+          if (completion < trace_.size() && recvd_.test(completion))
+            separate(note.send, candidate_segment(completion));  // the receive waits
+        });
+    std::vector<EventIdx>().swap(send_event_);
+    std::vector<EventIdx>().swap(send_attach_);
+    struct Member {
+      std::uint32_t comm, k, segment;
+    };
+    std::vector<const CollEntry*> mine;
+    for (const CollEntry& c : colls_) mine.push_back(&c);
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span;
+    send_each<Member>(
+        world_, mine.size(), [&](std::size_t i) { return host_of(mine[i]->comm, mine[i]->k); },
+        [&](std::size_t i) {
+          return Member{mine[i]->comm, mine[i]->k,
+                        static_cast<std::uint32_t>(candidate_segment(mine[i]->begin))};
+        },
+        [&](Rank, const Member& m) {
+          auto it = span.emplace((std::uint64_t{m.comm} << 32) | m.k,
+                                 std::make_pair(m.segment, m.segment))
+                        .first;
+          it->second.first = std::min(it->second.first, m.segment);
+          it->second.second = std::max(it->second.second, m.segment);
+        });
+    for (const auto& [key, s] : span) separate(s.first, s.second);
+  }
+
+  struct InstanceInfo {
+    CollEntry entry;
+    Ticks latest_begin = 0;
+    Ticks ready = 0;        ///< binding: the original time of what it waits for
+    bool reset_ok = false;  ///< this rank allows a cut here
+  };
+
+  struct Ready {
+    EventIdx event;
+    Ticks time;
+  };
+
+  void prepare() {
+    const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
+    if (ncomms + 1 >= (1u << 24))
+      throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
+                                            "handles (2^24)");
+    const std::size_t n = trace_.size();
+    sent_.resize(n);
+    lr_.resize(n);
+    recvd_.resize(n);
+    sync_.resize(n);
+    lr_req_.resize(n);
+    // (1) Collective rules, from the forward replay's timings.
+    std::vector<InstanceInfo> infos;
+    const TimingSink sink = [&](std::size_t, const CollInstance* inst, const CollTiming* timing,
+                                std::size_t count) {
+      for (std::size_t i = 0; i < count; ++i) infos.push_back(classify(inst[i], timing[i]));
+    };
+    table_ = std::move(reduce_collectives(world_, defs_, shard_, req_.window,
+                                          req_.tolerate_unmatched, sink)[0]);
+    // The cut candidates: the instances of one communicator holding every rank (the one with
+    // the most instances; MPI_Init/MPI_Finalize when there is none). Counts agree on all ranks.
+    std::uint32_t best = UINT32_MAX;
+    std::size_t best_count = 0;
+    for (std::uint32_t c = 0; c <= ncomms; ++c)
+      if (world_like(c) && table_.on(c).size() > best_count) {
+        best = c;
+        best_count = table_.on(c).size();
+      }
+    std::vector<const InstanceInfo*> cands;
+    for (const InstanceInfo& info : infos)
+      if (info.entry.comm == best) cands.push_back(&info);
+    std::sort(cands.begin(), cands.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
+      return a->entry.k < b->entry.k;
+    });
+    // Every rank must see every candidate (--partial may have dropped some): else no cuts.
+    int complete = cands.size() == best_count ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &complete, 1, MPI_INT, MPI_MIN, world_.comm());
+    if (!complete) cands.clear();
+    for (const InstanceInfo* c : cands) {
+      cand_end_.push_back(c->entry.end);
+      cand_m_.push_back(c->latest_begin);
+      disq_.push_back(c->reset_ok ? 0 : 1);
+    }
+    // (2) Messages, matched as the forward replay matches them.
+    ready_.reserve(trace_.p2p.size() + colls_.size() + infos.size());
+    {
+      MatchSink msink(*this);
+      match_messages(world_, defs_, shard_, std::vector<MessageSink*>{&msink},
+                     req_.tolerate_unmatched, req_.window);
+    }
+    sent_.finish();
+    recvd_.finish();
+    // (3) No constraint may reach across a cut: messages, and collectives other than the
+    // candidates (whose members all lie between the same two candidates).
+    for (const InstanceInfo& info : infos)
+      if (info.entry.type != Bind::None && info.entry.comm != best) colls_.push_back(info.entry);
+    separate_partners();
+    colls_.clear();
+    // (4) The cuts every rank allows. Test hook (tests/e2e/what_if_test.cpp):
+    // CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part, which must give the same values.
+    if (std::getenv("CPREPLAY_TEST_RETIME_NO_CUTS") != nullptr)
+      std::fill(disq_.begin(), disq_.end(), std::uint8_t{1});
+    if (!disq_.empty())
+      MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
+                    MPI_MAX, world_.comm());
+    for (std::size_t j = 0; j < cands.size(); ++j)
+      if (!disq_[j]) {
+        resets_.push_back(cand_end_[j]);
+        reset_m_.push_back(static_cast<Clk>(cand_m_[j]));
+        CollEntry e = cands[j]->entry;
+        e.type = Bind::Reset;
+        colls_.push_back(e);
+        ready_.push_back(Ready{e.end, cand_m_[j]});
+      }
+    std::vector<EventIdx>().swap(cand_end_);
+    std::vector<Ticks>().swap(cand_m_);
+    std::vector<std::uint8_t>().swap(disq_);
+    // (5) The instances the replay handles, in event order.
+    for (const InstanceInfo& info : infos)
+      if (info.entry.type != Bind::None &&
+          !(info.entry.comm == best &&
+            std::binary_search(resets_.begin(), resets_.end(), info.entry.end))) {
+        colls_.push_back(info.entry);
+        if (info.entry.binds) ready_.push_back(Ready{info.entry.end, info.ready});
+      }
+    std::vector<InstanceInfo>().swap(infos);
+    std::sort(colls_.begin(), colls_.end(),
+              [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
+    // (6) Each synchronization's original completion time: its end minus the latest original
+    // ready time (its own previous event, or what the rules say it waits for).
+    std::sort(ready_.begin(), ready_.end(),
+              [](const Ready& a, const Ready& b) { return a.event < b.event; });
+    // The completions of one call bind at its first one.
+    EventIdx call = kNoEvent, first = kNoEvent;
+    for (Ready& r : ready_) {
+      if (r.event >= n || !completion(trace_.kind[r.event])) continue;
+      const EventIdx c = trace_.call_of(r.event);
+      if (c != call) {
+        call = c;
+        first = r.event;
+      }
+      r.event = first;
+    }
+    for (std::size_t i = 0; i < ready_.size(); ++i) {
+      const EventIdx e = ready_[i].event;
+      Ticks ready = ready_[i].time;
+      for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i)
+        ready = std::max(ready, ready_[i + 1].time);
+      if (e == 0 || e >= n) continue;
+      ready = std::max(ready, trace_.time[e - 1]);
+      sync_.set(e);
+      gap_.push_back(T(e) - static_cast<Clk>(ready));
+    }
+    sync_.finish();
+    std::vector<Ready>().swap(ready_);
+  }
+
+  /// Where each part starts: the open balance visits there.
+  void part_visits() {
+    part_visits_.assign((resets_.size() + 1) * B_, std::numeric_limits<double>::quiet_NaN());
+    if (B_ == 0 || resets_.empty()) return;
+    struct Open {
+      EventIdx enter;
+      int slot;
+      double factor;
+      bool known;
+    };
+    std::vector<Open> stack;
+    std::size_t next = 0;
+    for (EventIdx e = 0; e < trace_.size() && next < resets_.size(); ++e) {
+      if (e == resets_[next]) {
+        for (Open& o : stack) {
+          if (o.slot < 0) continue;
+          if (!o.known) {
+            o.factor = visit_factor(o.enter, o.slot);
+            o.known = true;
+          }
+          part_visits_[(next + 1) * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+        }
+        ++next;
+      }
+      if (trace_.kind[e] == EventKind::Enter)
+        stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
+      else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
+        stack.pop_back();
+    }
+  }
+
+  bool world_like(std::uint32_t c) const {
+    if (c == defs_.comms.size()) return true;  // MPI_Init/MPI_Finalize
+    const Communicator& comm = defs_.comms[c];
+    if (comm.is_self || comm.members.size() != static_cast<std::size_t>(world_.size()))
+      return false;
+    std::vector<Rank> m = comm.members;
+    std::sort(m.begin(), m.end());
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (m[i] != static_cast<Rank>(i)) return false;
+    return true;
+  }
+
+  std::uint32_t local_rank(std::uint32_t comm) const {
+    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(me_);
+    const Communicator& c = defs_.comms[comm];
+    if (c.is_self) return 0;
+    for (std::size_t i = 0; i < c.members.size(); ++i)
+      if (c.members[i] == me_) return static_cast<std::uint32_t>(i);
+    return 0;
+  }
+
+  Rank world_of(std::uint32_t comm, std::uint32_t local) const {
+    if (comm == defs_.comms.size()) return static_cast<Rank>(local);
+    return defs_.comms[comm].world_rank(local, me_);
+  }
+
+  std::uint32_t comm_size(std::uint32_t comm) const {
+    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(world_.size());
+    return defs_.comms[comm].size();
+  }
+
+  /// The instance's binding rule on this rank (the wait-state pass's rules, decided on the
+  /// original run; the re-timed run recomputes only the times).
+  InstanceInfo classify(const CollInstance& inst, const CollTiming& t) const {
+    InstanceInfo info;
+    CollEntry& c = info.entry;
+    c.begin = inst.begin;
+    c.end = inst.end;
+    c.comm = inst.comm;
+    c.k = inst.index;
+    c.local = local_rank(inst.comm);
+    info.latest_begin = t.latest_begin;
+    if (!analyzed(defs_, trace_, inst) || t.comm_size <= 1) return info;
+    std::uint64_t sent = 0, received = 0;
+    if (trace_.kind[inst.end] == EventKind::CollEnd) {
+      sent = trace_.coll_sent(inst.end);
+      received = trace_.coll_received(inst.end);
+    }
+    const bool payload = sent > 0 || received > 0;
+    const Ticks b = trace_.time[inst.begin];
+    switch (inst.kind) {
+      case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
+        c.type = Bind::All;
+        c.binds = true;
+        break;
+      case CollKind::NxN:
+        if (t.earliest_end > t.latest_begin) {
+          c.type = Bind::All;
+          c.binds = payload;
+        } else if (t.has_sender) {
+          c.type = Bind::Senders;
+          c.binds = payload &&
+                    (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
+        }
+        break;
+      case CollKind::OneToN:
+        if (t.root_sent > 0) {
+          c.type = Bind::Root;
+          c.binds = me_ != t.root && received > 0;
+        }
+        break;
+      case CollKind::NToOne:
+        if (t.root_received > 0 && t.has_sender) {
+          c.type = Bind::Senders;
+          c.binds = me_ == t.root;
+        }
+        break;
+      case CollKind::Scan:
+        if (t.has_sender) {
+          c.type = Bind::Scan;
+          c.binds = payload && t.scan_has_sender;
+        }
+        break;
+      default:
+        break;
+    }
+    switch (c.type) {
+      case Bind::All: info.ready = t.latest_begin; break;
+      case Bind::Senders: info.ready = t.latest_sender_begin; break;
+      case Bind::Root: info.ready = t.root_begin; break;
+      case Bind::Scan: info.ready = t.scan_latest_begin; break;
+      default: break;
+    }
+    switch (c.type) {
+      case Bind::All: c.source = c.up = true; break;
+      case Bind::Senders: case Bind::Scan: c.source = sent > 0; c.up = true; break;
+      case Bind::Root: c.source = c.up = me_ == t.root; break;
+      default: break;
+    }
+    // A cut: everybody waits for the latest begin, right after its own begin (the part after
+    // it then starts at that latest begin plus each rank's own completion time, also where a
+    // skewed clock puts the end before it).
+    // An N x N whose end a skewed clock puts before the latest begin has partial overlap by
+    // the rules; when every member sent and waits, it still waits for the latest of all.
+    info.reset_ok = c.binds && inst.end == inst.begin + 1 &&
+                    (c.type == Bind::All ||
+                     (c.type == Bind::Senders && inst.kind == CollKind::NxN && sent > 0));
+    return info;
+  }
+
+  // ---- Transport --------------------------------------------------------------------------
+  template <class V>
+  static void put(std::vector<char>& out, const V& v) {
+    const char* p = reinterpret_cast<const char*>(&v);
+    out.insert(out.end(), p, p + sizeof(V));
+  }
+  template <class V>
+  static V get(const char*& p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    p += sizeof(V);
+    return v;
+  }
+  /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
+  /// usual case: scenarios differ by less than 2 s within a part), else 8.
+  void put_clocks(std::vector<char>& out, const Clk* c) {
+    bool small = true;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      const Clk d = c[s] - c[0];
+      small = small && d >= std::numeric_limits<std::int32_t>::min() &&
+              d <= std::numeric_limits<std::int32_t>::max();
+    }
+    // Built aside and appended in one piece (a resize would zero-fill first).
+    tx_.resize(sizeof(Clk) + 1 + 8 * static_cast<std::size_t>(S_));
+    char* buf = tx_.data();
+    char* p = buf;
+    std::memcpy(p, c, sizeof(Clk));
+    p[sizeof(Clk)] = small ? 1 : 0;
+    p += sizeof(Clk) + 1;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      const Clk d = c[s] - c[0];
+      if (small) {
+        const auto d32 = static_cast<std::int32_t>(d);
+        std::memcpy(p, &d32, 4);
+        p += 4;
+      } else {
+        std::memcpy(p, &d, 8);
+        p += 8;
+      }
+    }
+    out.insert(out.end(), buf, p);
+  }
+  void get_clocks(const char*& p, Clk* c) const {
+    std::memcpy(c, p, sizeof(Clk));
+    const bool small = p[sizeof(Clk)] != 0;
+    p += sizeof(Clk) + 1;
+    for (std::uint32_t s = 1; s < S_; ++s) {
+      if (small) {
+        std::int32_t d32;
+        std::memcpy(&d32, p, 4);
+        p += 4;
+        c[s] = c[0] + d32;
+      } else {
+        Clk d;
+        std::memcpy(&d, p, 8);
+        p += 8;
+        c[s] = c[0] + d;
+      }
+    }
+  }
+
+  /// Stores a record's clocks until their event consumes them; returns the slot.
+  /// Stores a record's clocks (and, after them, the partner whose time the profiled clock
+  /// took) until their event consumes them; returns the slot.
+  Clk pool_store(const char*& p, Rank partner = -1) {
+    std::uint32_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(pool_.size() / (S_ + 1));
+      pool_.resize(pool_.size() + S_ + 1);
+    }
+    Clk* to = &pool_[static_cast<std::size_t>(slot) * (S_ + 1)];
+    get_clocks(p, to);
+    to[S_] = partner;
+    return slot;
+  }
+  const Clk* pool_at(Clk slot) const {
+    return &pool_[static_cast<std::size_t>(slot) * (S_ + 1)];
+  }
+  void pool_free(Clk slot) { free_.push_back(static_cast<std::uint32_t>(slot)); }
+
+  Rank host_of(std::uint32_t comm, std::uint32_t k) const {
+    return world_of(comm, k % comm_size(comm));
+  }
+
+  /// Reads one round's records. Returns whether any arrived.
+  bool receive(RecordExchange& ex) {
+    bool any = false;
+    rx_.resize(S_);
+    ex.for_each_from(me_, [&](Rank source, const char* data, std::size_t size) {
+      const char* p = data;
+      const char* end = p + size;
+      while (p < end) {
+        any = true;
+        const Rec type = static_cast<Rec>(get<std::uint8_t>(p));
+        switch (type) {
+          case kLsF: {
+            const EventIdx send = get<EventIdx>(p);
+            const EventIdx request = get<EventIdx>(p);
+            const std::uint8_t lr = get<std::uint8_t>(p);
+            inbox_.insert(key_of(kLsF, static_cast<std::uint32_t>(source), send), pool_store(p));
+            if (lr && request < trace_.size())
+              lr_req_.set(request);  // the backward replay hears from the sender here
+            break;
+          }
+          case kLrF: {
+            const EventIdx key = get<EventIdx>(p);
+            // Only a completion that binds waits for it (its send knows).
+            if (key < trace_.size() && lr_.test(key))
+              inbox_.insert(key_of(kLrF, 0, key), pool_store(p));
+            else
+              get_clocks(p, rx_.data());
+            break;
+          }
+          case kUpF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            const std::uint8_t source = get<std::uint8_t>(p);
+            if (source) get_clocks(p, rx_.data());
+            host_up(comm, k, local, source ? rx_.data() : nullptr);
+            break;
+          }
+          case kReqF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            host_request(comm, k, Rank{source}, local);
+            break;
+          }
+          case kDownF: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::int32_t argmax = get<std::int32_t>(p);
+            inbox_.insert(key_of(kDownF, comm, k), pool_store(p, argmax));
+            break;
+          }
+          case kLsB: case kLrB: {
+            const EventIdx key = get<EventIdx>(p);
+            inbox_.insert(key_of(type, 0, key), get<Clk>(p));
+            break;
+          }
+          case kUpB: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            const std::uint32_t local = get<std::uint32_t>(p);
+            host_up_backward(comm, k, local, get<Clk>(p));
+            break;
+          }
+          case kDownB: {
+            const std::uint32_t comm = get<std::uint32_t>(p), k = get<std::uint32_t>(p);
+            inbox_.insert(key_of(kDownB, comm, k), get<Clk>(p));
+            break;
+          }
+          default:
+            // Only this code writes these records: a wrong kind is a bug, not a bad trace.
+            if (error_.empty())
+              error_ = "what-if replay: rank " + std::to_string(me_) +
+                       ": a record of unknown kind from rank " + std::to_string(source);
+            p = end;
+        }
+      }
+    });
+    return any;
+  }
+
+  // ---- Collective hosts -----------------------------------------------------------------------
+  HostInstance& host_instance(std::uint32_t comm, std::uint32_t k) {
+    HostInstance& h = hosted_[(std::uint64_t{comm} << 32) | k];
+    if (h.size == 0) {
+      h.comm = comm;
+      h.size = comm_size(comm);
+      // The host is a member: its own rule for the instance says which kind it is.
+      const EventIdx end = table_.on(comm)[k];
+      auto it = std::lower_bound(colls_.begin(), colls_.end(), end,
+                                 [](const CollEntry& c, EventIdx e) { return c.end < e; });
+      h.type = it != colls_.end() && it->end == end ? it->type : Bind::None;
+      h.expected = h.type == Bind::Root ? 1 : h.size;
+      if (h.type == Bind::Scan) {
+        h.clocks.assign(static_cast<std::size_t>(h.size) * S_, kNeg);
+        h.arrived.assign(h.size, 0);
+      } else {
+        h.clocks.assign(S_, kNeg);
+      }
+    }
+    return h;
+  }
+
+  void host_up(std::uint32_t comm, std::uint32_t k, std::uint32_t local, const Clk* clocks) {
+    HostInstance& h = host_instance(comm, k);
+    ++h.got;
+    if (h.type == Bind::Scan && local < h.size) h.arrived[local] = 1;
+    if (clocks != nullptr) {
+      if (h.type != Bind::All) h.source_locals.push_back(local);
+      Clk* to = h.type == Bind::Scan ? &h.clocks[static_cast<std::size_t>(local) * S_]
+                                     : h.clocks.data();
+      if (path_ >= 0 && h.type != Bind::Scan) {
+        // Ties go to the lower rank, so the path does not depend on arrival order.
+        const Rank who = world_of(comm, local);
+        if (h.argmax < 0 || clocks[path_] > to[path_] ||
+            (clocks[path_] == to[path_] && who < h.argmax))
+          h.argmax = who;
+      }
+      for (std::uint32_t s = 0; s < S_; ++s) to[s] = std::max(to[s], clocks[s]);
+    }
+    host_answer(h, comm, k);
+  }
+
+  void host_request(std::uint32_t comm, std::uint32_t k, Rank from, std::uint32_t local) {
+    HostInstance& h = host_instance(comm, k);
+    ++h.binders;
+    if (h.type == Bind::Scan) h.binder_locals.push_back(local);
+    h.waiting.push_back({from, local});
+    host_answer(h, comm, k);
+  }
+
+  /// Answers the waiting binders whose sources are all in.
+  void host_answer(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
+    if (h.waiting.empty()) return;
+    std::vector<Clk>& value = scratch_;
+    for (std::size_t i = 0; i < h.waiting.size();) {
+      const auto [rank, local] = h.waiting[i];
+      if (h.type == Bind::Scan) {
+        bool ready = true;
+        for (std::uint32_t j = 0; j <= local && ready; ++j) ready = h.arrived[j] != 0;
+        if (!ready) {
+          ++i;
+          continue;
+        }
+        value.assign(S_, kNeg);
+        Rank argmax = -1;
+        for (std::uint32_t j = 0; j <= local; ++j) {
+          const Clk* c = &h.clocks[static_cast<std::size_t>(j) * S_];
+          if (path_ >= 0 && c[path_] > kNeg && (argmax < 0 || c[path_] > value[path_]))
+            argmax = world_of(comm, j);
+          for (std::uint32_t s = 0; s < S_; ++s) value[s] = std::max(value[s], c[s]);
+        }
+        value.push_back(argmax);
+      } else {
+        if (h.got < h.expected) return;
+        value.assign(h.clocks.begin(), h.clocks.begin() + S_);
+        value.push_back(h.argmax);
+      }
+      std::vector<char>& out = fwd_ex_->to(me_, rank);
+      put(out, static_cast<std::uint8_t>(kDownF));
+      put(out, comm);
+      put(out, k);
+      put(out, static_cast<std::int32_t>(value[S_]));
+      put_clocks(out, value.data());
+      h.waiting[i] = h.waiting.back();
+      h.waiting.pop_back();
+    }
+  }
+
+  /// Backward: a binder's latest time for its begin sources.
+  void host_up_backward(std::uint32_t comm, std::uint32_t k, std::uint32_t local, Clk value) {
+    auto it = hosted_.find((std::uint64_t{comm} << 32) | k);
+    if (it == hosted_.end()) return;
+    HostInstance& h = it->second;
+    ++h.binders_in;
+    h.min_value = std::min(h.min_value, value);
+    if (h.type == Bind::Scan) {
+      if (h.binder_values.empty()) {
+        h.binder_values.assign(h.binder_locals.size(), kPos);
+        h.binder_in.assign(h.binder_locals.size(), 0);
+      }
+      for (std::size_t i = 0; i < h.binder_locals.size(); ++i)
+        if (h.binder_locals[i] == local && !h.binder_in[i]) {
+          h.binder_values[i] = value;
+          h.binder_in[i] = 1;
+          break;
+        }
+    }
+    host_reply_backward(h, comm, k);
+  }
+
+  /// Backward: replies to every source whose covering binders are all in.
+  void host_reply_backward(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
+    if (h.all_replied) return;
+    auto send = [&](std::uint32_t local, Clk value) {
+      std::vector<char>& out = bwd_ex_->to(me_, world_of(comm, local));
+      put(out, static_cast<std::uint8_t>(kDownB));
+      put(out, comm);
+      put(out, k);
+      put(out, value);
+    };
+    if (h.type != Bind::Scan) {
+      if (h.binders_in < h.binders) return;
+      if (h.type == Bind::All) {
+        for (std::uint32_t l = 0; l < h.size; ++l) send(l, h.min_value);
+      } else {
+        for (std::uint32_t l : h.source_locals) send(l, h.min_value);
+      }
+      h.all_replied = true;
+      return;
+    }
+    if (h.replied.empty()) h.replied.assign(h.source_locals.size(), 0);
+    if (h.binder_in.empty()) h.binder_in.assign(h.binder_locals.size(), 0);
+    if (h.binder_values.empty()) h.binder_values.assign(h.binder_locals.size(), kPos);
+    bool all = true;
+    for (std::size_t i = 0; i < h.source_locals.size(); ++i) {
+      if (h.replied[i]) continue;
+      const std::uint32_t src = h.source_locals[i];
+      bool ready = true;
+      Clk value = kPos;
+      for (std::size_t j = 0; j < h.binder_locals.size(); ++j)
+        if (h.binder_locals[j] >= src) {
+          if (!h.binder_in[j]) ready = false;
+          value = std::min(value, h.binder_values[j]);
+        }
+      if (!ready) {
+        all = false;
+        continue;
+      }
+      send(src, value);
+      h.replied[i] = 1;
+    }
+    h.all_replied = all;
+  }
+
+  // ---- Forward ------------------------------------------------------------------------------
+  struct Part {
+    std::uint32_t index = 0;
+    EventIdx start = 0, stop = 0;
+    EventIdx e = 0;
+    std::uint32_t cc = 0;  ///< forward: next collective entry (by end); backward: last <= e, +1
+    std::uint32_t cp = UINT32_MAX;
+    Clk base = 0;  ///< the original latest begin of the cut that starts the part (0: the first)
+    Clk prev = 0;  ///< original time of event e - 1
+    bool done = false;
+    EventIdx shipped = kNoEvent;   ///< event whose pre-wait records went out
+    EventIdx requested = kNoEvent; ///< collective end whose request went to the host
+    EventIdx released = kNoEvent;  ///< event replayed without its constraints (a stall)
+    std::vector<std::pair<EventIdx, EventIdx>> pending;  ///< forward: (Leave, blocking send)
+    struct Wait {
+      EventIdx at;
+      std::uint64_t key;
+    };
+    std::vector<Wait> waits;  ///< backward: records an earlier event needs
+    Clk L = 0;                ///< backward: latest time of event e
+  };
+
+  EventIdx part_start(std::size_t s) const { return s == 0 ? 0 : resets_[s - 1]; }
+  EventIdx part_stop(std::size_t s) const {
+    return s < resets_.size() ? resets_[s] : static_cast<EventIdx>(trace_.size());
+  }
+  std::uint32_t first_coll_ending_after(EventIdx e) const {
+    return static_cast<std::uint32_t>(
+        std::upper_bound(colls_.begin(), colls_.end(), e,
+                         [](EventIdx x, const CollEntry& c) { return x < c.end; }) -
+        colls_.begin());
+  }
+
+  void forward(RetimeResult& result) {
+    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
+    fwd_ex_ = &ex;
+    const std::size_t nparts = resets_.size() + 1;
+    const std::size_t trace_n = trace_.size();
+    std::vector<Clk> prefix(S_, 0);  // per clock: the latest begin of the last cut (M)
+    std::vector<Clk> last(S_, kNeg);
+    tmp_.assign(S_, 0);
+    for (std::size_t w0 = 0; w0 < nparts; w0 += window_) {
+      const std::size_t w1 = std::min(nparts, w0 + window_);
+      const std::size_t n = w1 - w0;
+      parts_.assign(n, Part{});
+      clk_.assign(n * 2 * S_, 0);
+      vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
+      cut_clk_.assign(n * S_, kNeg);
+      for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
+      for (;;) {
+        bool moved = false;
+        int unfinished = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (parts_[i].done) continue;
+          moved |= forward_step(parts_[i], i);
+          if (!parts_[i].done) unfinished = 1;
+        }
+        ex.exchange();
+        moved |= receive(ex);
+        ++result.forward_rounds;
+        int flags[2] = {unfinished, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0) release_forward();
+      }
+      // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
+      const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
+      std::vector<Clk> mine_at_cut;
+      if (path_ >= 0)
+        for (std::size_t i = 0; i < cuts; ++i) mine_at_cut.push_back(cut_clk_[i * S_ + path_]);
+      if (cuts > 0)
+        MPI_Allreduce(MPI_IN_PLACE, cut_clk_.data(), static_cast<int>(cuts * S_), MPI_INT64_T,
+                      MPI_MAX, world_.comm());
+      if (path_ >= 0 && cuts > 0) {
+        // Whose begin is latest at each cut (ties: the lower rank): every other rank's part
+        // starts from it.
+        std::vector<int> who(cuts);
+        for (std::size_t i = 0; i < cuts; ++i)
+          who[i] = mine_at_cut[i] == cut_clk_[i * S_ + path_] ? me_ : world_.size();
+        MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
+                      world_.comm());
+        for (std::size_t i = 0; i < cuts; ++i)
+          if (who[i] != me_ && who[i] < world_.size())
+            hops_.push_back(Hop{resets_[w0 + i], who[i], Hop::kCut,
+                                static_cast<std::uint32_t>(w0 + i), 0});
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t s = w0 + i;
+        if (s < resets_.size()) {
+          for (std::uint32_t c = 0; c < S_; ++c) prefix[c] += cut_clk_[i * S_ + c];
+          if (prefix[0] != reset_m_[s] && error_.empty())
+            error_ = defs_.anchor_path + ": rank " + std::to_string(me_) +
+                     ": the re-timing replay with nothing changed missed the latest begin of "
+                     "the collective it cuts the run at (the " + std::to_string(s + 1) +
+                     "-th)";
+        } else if (trace_n > 0) {
+          for (std::uint32_t c = 0; c < S_; ++c) last[c] = prefix[c] + last_clk_[c];
+        }
+      }
+      // Hosts keep only what the backward replay needs once every begin came.
+      for (auto& [key, h] : hosted_)
+        if (h.got >= h.expected && h.waiting.empty()) {
+          std::vector<Clk>().swap(h.clocks);
+          std::vector<std::uint8_t>().swap(h.arrived);
+        }
+    }
+    fwd_ex_ = nullptr;
+    // Runtime: latest end minus earliest start over all ranks (first events keep their time).
+    std::vector<Clk> global(S_ + 1, kNeg);
+    std::vector<Clk> mine(last);
+    mine.push_back(trace_n > 0 ? -T(0) : kNeg);
+    MPI_Allreduce(mine.data(), global.data(), static_cast<int>(S_ + 1), MPI_INT64_T, MPI_MAX,
+                  world_.comm());
+    runtime_.assign(S_, 0);
+    for (std::uint32_t c = 0; c < S_; ++c) runtime_[c] = global[c] + global[S_];
+    t_max_ = global[0];
+    if (path_ >= 0) {
+      int who = trace_n > 0 && last[path_] == global[path_] ? me_ : world_.size();
+      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, world_.comm());
+      sink_ = who < world_.size() ? who : 0;
+    }
+    std::sort(released_events_.begin(), released_events_.end());
+    // Records nobody waits for any more (released constraints) are dropped.
+    inbox_.clear();
+    std::vector<Clk>().swap(pool_);
+    std::vector<std::uint32_t>().swap(free_);
+    std::vector<Part>().swap(parts_);
+    std::vector<Clk>().swap(clk_);
+  }
+
+  void start_forward(Part& g, std::size_t s, std::size_t slot) {
+    g.index = static_cast<std::uint32_t>(s);
+    g.start = part_start(s);
+    g.stop = part_stop(s);
+    g.e = g.start;
+    g.base = s == 0 ? 0 : reset_m_[s - 1];
+    g.cc = s == 0 ? 0 : first_coll_ending_after(g.start);
+    Clk* a = &clk_[slot * 2 * S_];
+    double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
+    for (std::size_t b = 0; b < B_; ++b) vis[b] = part_visits_[s * B_ + b];
+    if (g.start >= g.stop) {
+      g.done = true;
+      if (s < resets_.size() && error_.empty())
+        error_ = "what-if replay: rank " + std::to_string(me_) + ": an empty part before a cut";
+      return;
+    }
+    if (s == 0) {
+      // The first event keeps its time in every scenario; forward_step takes it from here.
+      for (std::uint32_t c = 0; c < S_; ++c) a[c] = T(0);
+      g.prev = T(0);
+      return;
+    }
+    // The cut's end: every rank leaves at the latest begin plus its own completion time.
+    const EventIdx x = g.start;
+    const Clk gap = T(x) - g.base;
+    for (std::uint32_t c = 0; c < S_; ++c) a[c] = gap;
+    const std::uint32_t cp = activity_path(x);
+    if (changed(cp)) apply_changes(a, cp, gap, vis, x);
+    const bool leave = trace_.kind[x] == EventKind::Leave;
+    g.cp = leave ? parent(trace_.ref[x]) : cp;
+    if (leave && slot_of_[trace_.ref[x]] >= 0)
+      vis[slot_of_[trace_.ref[x]]] = std::numeric_limits<double>::quiet_NaN();
+    g.prev = T(x);
+    g.e = x + 1;
+    if (g.e >= g.stop) finish_part(g, slot);
+  }
+
+  void finish_part(Part& g, std::size_t slot) {
+    g.done = true;
+    const Clk* a = &clk_[slot * 2 * S_];
+    if (g.index < resets_.size())
+      std::copy(a, a + S_, &cut_clk_[slot * S_]);
+    else
+      last_clk_.assign(a, a + S_);
+  }
+
+  /// Replays part g until it needs a record that has not come, or to its end.
+  bool forward_step(Part& g, std::size_t slot) {
+    Clk* a = &clk_[slot * 2 * S_];
+    Clk* enter = a + S_;
+    double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
+    const std::uint32_t S = S_;
+    bool moved = false;
+    constexpr std::size_t kMaxPartners = 8;
+    const Clk* partners[kMaxPartners];
+    std::uint64_t keys[kMaxPartners];
+    Hop hops[kMaxPartners];  // where each partner's time comes from (for the profiled clock)
+    while (g.e < g.stop) {
+      const EventIdx e = g.e;
+      const EventKind k = trace_.kind[e];
+      const bool recv = (k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(e);
+      // Records that go out before this event may wait: a blocking receive's request.
+      if (g.shipped != e) {
+        g.shipped = e;
+        if (k == EventKind::Recv && recv) {
+          const std::uint32_t i = recvd_.rank(e);
+          ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
+        }
+      }
+      const bool sync = sync_.test(e) && g.released != e;
+      std::size_t np = 0;
+      if (sync) {
+        bool missing = false;
+        auto need = [&](std::uint64_t key, Hop hop) {
+          Clk value = 0;
+          if (!inbox_.find(key, value)) {
+            missing = true;
+          } else if (np < kMaxPartners) {
+            keys[np] = key;
+            hops[np] = hop;
+            partners[np++] = pool_at(value);
+          }
+        };
+        auto late_receiver = [&](EventIdx send) {
+          const std::uint32_t i = sent_.rank(send);
+          need(key_of(kLrF, 0, send), Hop{e, send_dest_[i], Hop::kCallOf, send_request_[i], 0});
+        };
+        if (completion(k))
+          completions_from(e, [&](Rec kind, EventIdx x) {
+            if (kind == kLrF) return late_receiver(x);
+            const std::uint32_t i = recvd_.rank(x);
+            need(key_of(kLsF, static_cast<std::uint32_t>(recv_source_[i]), recv_sender_[i]),
+                 Hop{e, recv_source_[i], Hop::kCallOf, recv_sender_[i], 0});
+          });
+        for (const auto& [at, send] : g.pending)
+          if (at == e) late_receiver(send);
+        if (g.cc < colls_.size() && colls_[g.cc].end == e && colls_[g.cc].binds) {
+          const CollEntry& c = colls_[g.cc];
+          if (g.requested != e) {
+            g.requested = e;
+            std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
+            put(out, static_cast<std::uint8_t>(kReqF));
+            put(out, c.comm);
+            put(out, c.k);
+            put(out, c.local);
+          }
+          need(key_of(kDownF, c.comm, c.k), Hop{e, -1, Hop::kBegin, c.comm, c.k});
+        }
+        if (missing) return moved;
+      }
+      // The new times.
+      const Clk t = T(e);
+      if (np == 0) {
+        const Clk d = t - g.prev;
+        for (std::uint32_t c = 0; c < S; ++c) a[c] += d;
+        if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
+      } else {
+        const Clk gap = gap_[sync_.rank(e)];
+        Clk* next = tmp_.data();
+        for (std::uint32_t c = 0; c < S; ++c) {
+          Clk r = a[c];
+          for (std::size_t i = 0; i < np; ++i) r = std::max(r, partners[i][c]);
+          next[c] = r + gap;
+        }
+        if (changed(g.cp)) apply_changes(next, g.cp, gap, vis, e);
+        if (path_ >= 0) {
+          // The profiled clock's time came from a partner (strictly later than the local
+          // predecessor's path): its critical path hops there.
+          const std::size_t p = static_cast<std::size_t>(path_);
+          Clk best = kNeg;
+          std::size_t from = np;
+          for (std::size_t i = 0; i < np; ++i)
+            if (partners[i][p] > best) {
+              best = partners[i][p];
+              from = i;
+            }
+          const Clk scaled = next[p] - std::max(a[p], best);
+          if (from < np && best + scaled > a[p] + std::max<Clk>(scaled, 0)) {
+            Hop h = hops[from];
+            if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
+            if (h.rank >= 0) hops_.push_back(h);
+          }
+        }
+        for (std::uint32_t c = 0; c < S; ++c) a[c] = std::max(a[c], next[c]);
+        for (std::size_t i = 0; i < np; ++i) {
+          Clk value = 0;
+          inbox_.find(keys[i], value);
+          pool_free(value);
+          inbox_.erase(keys[i]);
+        }
+      }
+      if (e == nudge_) ++a[0];
+      if (a[0] != t - g.base && error_.empty())
+        error_ = defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
+                 std::to_string(e) + ": the re-timing replay with nothing changed moved it by " +
+                 std::to_string(a[0] - (t - g.base)) + " ticks";
+      // What the event opens, closes or ships.
+      switch (k) {
+        case EventKind::Enter: {
+          g.cp = trace_.ref[e];
+          if (mpi_path_[g.cp]) std::copy(a, a + S, enter);
+          const int b = slot_of_[g.cp];
+          if (b >= 0) vis[b] = visit_factor(e, b);
+          break;
+        }
+        case EventKind::Leave: {
+          const int b = slot_of_[trace_.ref[e]];
+          if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+          g.cp = parent(trace_.ref[e]);
+          if (!g.pending.empty())
+            g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(),
+                                           [&](const auto& p) { return p.first == e; }),
+                            g.pending.end());
+          break;
+        }
+        case EventKind::Send: case EventKind::Isend:
+          if (sent_.test(e)) {
+            const bool lr = lr_.test(e);
+            const std::uint32_t i = sent_.rank(e);
+            std::vector<char>& out = fwd_ex_->to(me_, send_dest_[i]);
+            put(out, static_cast<std::uint8_t>(kLsF));
+            put(out, e);
+            put(out, send_request_[i]);
+            put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
+            put_clocks(out, enter);
+            if (lr && k == EventKind::Send) {
+              const EventIdx leave = trace_.leave_of(trace_.call_of(e));
+              if (leave != kNoEvent) g.pending.push_back({leave, e});
+            }
+          }
+          break;
+        case EventKind::IrecvRequest: {
+          const EventIdx completion = trace_.ref[e];
+          if (completion != kNoEvent && completion > e && completion < trace_.size() &&
+              trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion)) {
+            const std::uint32_t i = recvd_.rank(completion);
+            ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
+          }
+          break;
+        }
+        default:
+          break;
+      }
+      if (g.cc < colls_.size() && colls_[g.cc].begin == e && colls_[g.cc].up &&
+          colls_[g.cc].type != Bind::Reset) {
+        const CollEntry& c = colls_[g.cc];
+        std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
+        put(out, static_cast<std::uint8_t>(kUpF));
+        put(out, c.comm);
+        put(out, c.k);
+        put(out, c.local);
+        put(out, static_cast<std::uint8_t>(c.source ? 1 : 0));
+        if (c.source) put_clocks(out, a);
+      }
+      if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
+      g.prev = t;
+      ++g.e;
+      moved = true;
+    }
+    finish_part(g, slot);
+    return moved;
+  }
+
+  void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
+    std::vector<char>& out = fwd_ex_->to(me_, to);
+    put(out, static_cast<std::uint8_t>(kLrF));
+    put(out, sender_event);
+    put_clocks(out, enter);
+  }
+
+  /// Nothing moved anywhere: every waiting event is replayed without its constraints.
+  void release_forward() {
+    for (Part& g : parts_)
+      if (!g.done && g.released != g.e) {
+        g.released = g.e;
+        released_events_.push_back(g.e);
+        ++released_;
+      }
+  }
+
+  // ---- The profiled clock's critical path -------------------------------------------------
+  /// The event of this rank a hop reaches.
+  EventIdx hop_target(const HopTarget& t, Rank source) const {
+    EventIdx y = kNoEvent;
+    switch (t.kind) {
+      case Hop::kCallOf:
+        if (t.a < trace_.size()) y = trace_.call_of(t.a);
+        break;
+      case Hop::kBegin:
+        if (t.b < table_.on(t.a).size()) {
+          const EventIdx end = table_.on(t.a)[t.b];
+          y = trace_.kind[end] == EventKind::CollEnd ? trace_.coll[trace_.ref[end]].begin
+                                                     : trace_.enter_of(end);
+        }
+        break;
+      default:
+        if (t.a < resets_.size()) y = resets_[t.a] - 1;
+    }
+    if (y == kNoEvent || y >= trace_.size())
+      throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
+                        ": the re-timed run's critical path comes from rank " +
+                        std::to_string(source) + " to an event it does not have");
+    return y;
+  }
+
+  /// Index of the latest hop strictly before event y, or UINT32_MAX.
+  std::uint32_t hop_before(EventIdx y) const {
+    auto it = std::lower_bound(hops_.begin(), hops_.end(), y,
+                               [](const Hop& h, EventIdx e) { return h.event < e; });
+    return it == hops_.begin() ? UINT32_MAX
+                               : static_cast<std::uint32_t>(it - hops_.begin() - 1);
+  }
+
+  /// The profiled clock's critical path, per call path on this rank (seconds): from the rank
+  /// whose run ends last, backwards along the hops (ranked by pointer jumping, as the critical
+  /// path of the trace is), each stretch credited by the rank that owns it with the scenario's
+  /// durations (its Factor changes; the waiting is never on the path).
+  std::vector<double> path_profile() {
+    std::sort(hops_.begin(), hops_.end(),
+              [](const Hop& a, const Hop& b) { return a.event < b.event; });
+    const std::size_t n = hops_.size();
+    std::uint64_t total = n;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    if (total >= (std::uint64_t{1} << 31))
+      world_.agree([&] {
+        if (me_ == 0)
+          throw ReplayError(defs_.anchor_path + ": the scenario's critical path has " +
+                            std::to_string(total) + " hops, more than it can rank (2^31)");
+      });
+    std::vector<double> factor(tree_.size(), 1.0);
+    for (std::size_t c = 0; c < tree_.size(); ++c)
+      for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
+        if (mods_[i].clock == static_cast<std::uint32_t>(path_) && mods_[i].slot < 0)
+          factor[c] = mods_[i].factor;
+    auto target_of = [](const Hop& h) { return HopTarget{h.kind, h.a, h.b}; };
+    std::vector<NodeRef> next(n);
+    world_.agree([&] {
+      ask_each<HopTarget, std::uint32_t>(
+          world_, n, [&](std::size_t i) { return hops_[i].rank; },
+          [&](std::size_t i) { return target_of(hops_[i]); },
+          [&](Rank source, const HopTarget& t) { return hop_before(hop_target(t, source)); },
+          [&](std::size_t i, std::uint32_t succ) {
+            if (succ != UINT32_MAX) next[i] = NodeRef{hops_[i].rank, succ};
+          });
+    });
+    NodeRef head;
+    if (me_ == sink_ && n > 0) head = NodeRef{me_, static_cast<std::uint32_t>(n - 1)};
+    MPI_Bcast(&head, sizeof head, MPI_BYTE, sink_, world_.comm());
+    const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t i) {
+      return defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
+             std::to_string(hops_[i].event) +
+             ": the re-timed run's critical path comes back here (a cycle)";
+    });
+    std::vector<Clk> profile(tree_.size(), 0);  // ticks: exact in any order
+    // The stretch (from, y]: each activity at its scenario duration; at the hop it starts
+    // from, only the completion after the partner came.
+    auto credit = [&](std::uint32_t from, EventIdx y) {
+      EventIdx i = 1;
+      if (from != UINT32_MAX) {
+        const EventIdx x = hops_[from].event;
+        const std::uint32_t cp = activity_path(x);
+        if (cp != UINT32_MAX && sync_.test(x))
+          profile[cp] += std::max<Clk>(
+              std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor[cp]), 0);
+        i = x + 1;
+      }
+      for (; i <= y && i < trace_.size(); ++i) {
+        const std::uint32_t cp = activity_path(i);
+        if (cp == UINT32_MAX) continue;
+        const bool sync = sync_.test(i) && !released_forward(i);
+        const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
+        profile[cp] += std::max<Clk>(std::llround(static_cast<double>(d) * factor[cp]), 0);
+      }
+    };
+    if (me_ == sink_ && trace_.size() > 0)
+      credit(n > 0 ? static_cast<std::uint32_t>(n - 1) : UINT32_MAX,
+             static_cast<EventIdx>(trace_.size() - 1));
+    send_each<HopTarget>(
+        world_, n,
+        [&](std::size_t i) { return ranked.position[i] == kOffList ? Rank{-1} : hops_[i].rank; },
+        [&](std::size_t i) { return target_of(hops_[i]); },
+        [&](Rank source, const HopTarget& t) {
+          const EventIdx y = hop_target(t, source);
+          credit(hop_before(y), y);
+        });
+    std::vector<Hop>().swap(hops_);
+    std::vector<double> out(profile.size());
+    for (std::size_t c = 0; c < profile.size(); ++c) out[c] = seconds(profile[c]);
+    return out;
+  }
+
+  // ---- Backward (slack of the unchanged run) ------------------------------------------------
+  void backward(RetimeResult& result) {
+    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
+    bwd_ex_ = &ex;
+    near_critical_.assign(tree_.size(), 0);
+    const std::size_t nparts = resets_.size() + 1;
+    // Hosts answer at once where no binding member covers a source.
+    for (auto& [key, h] : hosted_)
+      host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
+                          static_cast<std::uint32_t>(key));
+    const std::size_t windows = (nparts + window_ - 1) / window_;
+    for (std::size_t w = windows; w-- > 0;) {
+      const std::size_t w0 = w * window_;
+      const std::size_t w1 = std::min(nparts, w0 + window_);
+      parts_.assign(w1 - w0, Part{});
+      for (std::size_t i = 0; i < parts_.size(); ++i) start_backward(parts_[i], w0 + i);
+      for (;;) {
+        bool moved = false;
+        int unfinished = 0;
+        for (Part& g : parts_) {
+          if (g.done) continue;
+          moved |= backward_step(g);
+          if (!g.done) unfinished = 1;
+        }
+        ex.exchange();
+        moved |= receive(ex);
+        ++result.backward_rounds;
+        int flags[2] = {unfinished, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0)
+          for (Part& g : parts_)
+            if (!g.done && g.released != g.e) {
+              g.released = g.e;
+              ++released_;
+            }
+      }
+    }
+    bwd_ex_ = nullptr;
+    std::vector<Part>().swap(parts_);
+  }
+
+  void start_backward(Part& g, std::size_t s) {
+    g.index = static_cast<std::uint32_t>(s);
+    g.start = part_start(s);
+    g.stop = part_stop(s);
+    if (g.start >= g.stop) {
+      g.done = true;
+      return;
+    }
+    g.e = g.stop - 1;
+    // The cut that ends the part: every rank's begin may come as late as the latest one did
+    // (that begin is on the critical path). The last part ends with the run.
+    g.L = s < resets_.size() ? reset_m_[s] : t_max_;
+    g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
+  }
+
+  bool released_forward(EventIdx e) const {
+    return !released_events_.empty() &&
+           std::binary_search(released_events_.begin(), released_events_.end(), e);
+  }
+
+  /// Walks part g backwards until an event needs a record that has not come, or to its start.
+  bool backward_step(Part& g) {
+    bool moved = false;
+    for (;;) {
+      const EventIdx e = g.e;
+      const EventKind k = trace_.kind[e];
+      // The collective whose begin e may be: the first entry ending after e.
+      const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
+                                          colls_[g.cc].source && colls_[g.cc].type != Bind::Reset
+                                      ? &colls_[g.cc]
+                                      : nullptr;
+      // (1) Records this event needs: it is the partner of later synchronizations.
+      if (g.released != e) {
+        bool missing = false;
+        Clk v = 0;
+        for (const Part::Wait& w : g.waits)
+          if (w.at == e && !inbox_.find(w.key, v)) missing = true;
+        if (begin_of != nullptr && !inbox_.find(key_of(kDownB, begin_of->comm, begin_of->k), v))
+          missing = true;
+        if (missing) return moved;
+        auto take = [&](std::uint64_t key) {
+          Clk value = kPos;
+          inbox_.find(key, value);
+          g.L = std::min(g.L, value);
+          inbox_.erase(key);
+        };
+        for (const Part::Wait& w : g.waits)
+          if (w.at == e) take(w.key);
+        if (begin_of != nullptr) take(key_of(kDownB, begin_of->comm, begin_of->k));
+      }
+      if (!g.waits.empty())
+        g.waits.erase(std::remove_if(g.waits.begin(), g.waits.end(),
+                                     [&](const Part::Wait& w) { return w.at == e; }),
+                      g.waits.end());
+      // (2) The activity that ends here, and the synchronization it completes.
+      const bool sync = sync_.test(e) && !released_forward(e);
+      if (e > 0) {
+        const Clk d = T(e) - T(e - 1);
+        const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
+        const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
+        const std::uint32_t cp = activity_path(e);
+        if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+          near_critical_[cp] += own;
+        if (sync && !(g.index > 0 && e == g.start)) ship_backward(g, e, k, g.L - gap);
+        register_waits(g, e, k);
+        g.L -= own;
+      }
+      while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+      moved = true;
+      if (e == g.start) {
+        g.done = true;
+        return moved;
+      }
+      --g.e;
+    }
+  }
+
+  /// The latest time of a synchronization minus its completion time goes to the partners it
+  /// waited for: none of them may be later than that.
+  void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
+    auto late_receiver = [&](EventIdx send) {
+      const std::uint32_t i = sent_.rank(send);
+      std::vector<char>& out = bwd_ex_->to(me_, send_dest_[i]);
+      put(out, static_cast<std::uint8_t>(kLrB));
+      put(out, send_request_[i]);
+      put(out, value);
+    };
+    if (completion(k)) {
+      completions_from(e, [&](Rec kind, EventIdx x) {
+        if (kind == kLrF) return late_receiver(x);
+        const std::uint32_t i = recvd_.rank(x);
+        std::vector<char>& out = bwd_ex_->to(me_, recv_source_[i]);
+        put(out, static_cast<std::uint8_t>(kLsB));
+        put(out, recv_sender_[i]);
+        put(out, value);
+      });
+    } else if (k == EventKind::Leave) {
+      // A blocking send's call: its binding sends lie between its Enter and this Leave.
+      for (EventIdx i = e; i-- > 0;) {
+        const EventKind ki = trace_.kind[i];
+        if (ki == EventKind::Enter || ki == EventKind::Leave) break;
+        if (ki == EventKind::Send && lr_.test(i)) late_receiver(i);
+      }
+    }
+    if (g.cc > 0 && colls_[g.cc - 1].end == e) {
+      const CollEntry& c = colls_[g.cc - 1];
+      if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
+        std::vector<char>& out = bwd_ex_->to(me_, host_of(c.comm, c.k));
+        put(out, static_cast<std::uint8_t>(kUpB));
+        put(out, c.comm);
+        put(out, c.k);
+        put(out, c.local);
+        put(out, value);
+      }
+    }
+  }
+
+  /// Records that an earlier event of this call will need: from the receivers of its sends,
+  /// and from the senders whose completion waited for its receive requests.
+  void register_waits(Part& g, EventIdx e, EventKind k) {
+    if ((k == EventKind::Send || k == EventKind::Isend) && sent_.test(e)) {
+      const EventIdx call = trace_.call_of(e);
+      if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLsB, 0, e)});
+    }
+    const bool request =
+        (k == EventKind::Recv && recvd_.test(e)) || k == EventKind::IrecvRequest;
+    if (request && lr_req_.test(e)) {
+      const EventIdx call = trace_.call_of(e);
+      if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLrB, 0, e)});
+    }
+  }
+
+  const World& world_;
+  const Definitions& defs_;
+  const CallTree& tree_;
+  const Shard& shard_;  ///< one held rank for now (docs/what-if.md, limits)
+  const LocalTrace& trace_;
+  const RetimeRequest& req_;
+  const Rank me_;
+  const std::uint32_t S_;
+  const std::size_t window_;
+  const int path_;  ///< the clock whose critical path is profiled, or -1
+  EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
+  std::vector<Hop> hops_;  ///< that clock's hops, by event after the forward replay
+  Rank sink_ = 0;          ///< the rank whose last event ends that clock's run
+
+  // Scenarios.
+  std::vector<Mod> mods_;
+  std::vector<std::uint32_t> change_begin_;  ///< per call path: its changes in mods_
+  std::vector<int> slot_of_;                 ///< per call path: its balance slot, or -1
+  std::vector<std::uint8_t> mpi_path_;       ///< per call path: an MPI region's
+  std::vector<double> visit_mean_;           ///< per balance slot: ticks of a visit
+  std::size_t B_ = 0;
+
+  // What the replay knows about events (bit per event, entries indexed by rank()).
+  EventBits sent_;   ///< matched sends
+  std::vector<EventIdx> send_request_;  ///< per matched send: the receiver's request event
+  std::vector<Rank> send_dest_;         ///< per matched send: the receiver
+  EventBits lr_;     ///< matched sends whose completion waits for the receiver (Late Receiver)
+  EventBits recvd_;  ///< matched receive completions
+  std::vector<EventIdx> recv_sender_;  ///< per matched receive: the sender's send event
+  std::vector<Rank> recv_source_;      ///< per matched receive: the sender
+  EventBits sync_;   ///< events that complete a synchronization
+  std::vector<Clk> gap_;  ///< per synchronization: end minus the latest original ready time
+  EventBits lr_req_;  ///< receive requests whose sender's completion waited for them
+  std::vector<EventIdx> released_events_;  ///< forward: synchronizations replayed as plain
+
+  CollectiveTable table_;
+  std::vector<CollEntry> colls_;  ///< collectives that bind, and the cuts; by end event
+  std::vector<Ready> ready_;      ///< preparation: what each synchronization waits for
+  std::vector<EventIdx> cand_end_;
+  std::vector<Ticks> cand_m_;  ///< per candidate: its original latest begin
+  std::vector<EventIdx> send_event_;   ///< preparation: per matched send, its event
+  std::vector<EventIdx> send_attach_;  ///< preparation: its binding completion, or kNoEvent
+  std::vector<std::uint8_t> disq_;
+  std::vector<EventIdx> resets_;  ///< end events of the cuts, in order
+  std::vector<Clk> reset_m_;      ///< their original latest begins
+  std::vector<double> part_visits_;
+
+  FlatMap inbox_;
+  std::vector<Clk> pool_;
+  std::vector<std::uint32_t> free_;
+  std::unordered_map<std::uint64_t, HostInstance> hosted_;
+  std::vector<Clk> scratch_;
+  std::vector<Clk> rx_;
+  std::vector<char> tx_;
+  RecordExchange* fwd_ex_ = nullptr;
+  RecordExchange* bwd_ex_ = nullptr;
+
+  std::vector<Part> parts_;
+  std::vector<Clk> clk_;
+  std::vector<double> vis_;
+  std::vector<Clk> cut_clk_;
+  std::vector<Clk> last_clk_;
+  std::vector<Clk> tmp_;
+  std::vector<Clk> runtime_;
+  Clk t_max_ = 0;
+  std::vector<Clk> near_critical_;  ///< per call path: ticks
+  std::uint64_t released_ = 0;
+  std::string error_;
+};
+
+}  // namespace
+
+RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
+                    const Shard& shard, const RetimeRequest& request) {
+  Retimer r(world, defs, tree, shard, request);
+  return r.run();
+}
+
+}  // namespace cpreplay::replay

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The re-timing replay: every event's time recomputed for changed call-path durations, several
+// scenarios ("clocks") at once, plus each activity's slack in the unchanged run (docs/what-if.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "cpreplay/shard.hpp"
+#include "replay/world.hpp"
+
+namespace cpreplay::replay {
+
+/// How one scenario changes the exclusive time of one call path (the activities whose innermost
+/// open region is that call path: the time between two consecutive events). Only non-waiting
+/// time is ever scaled: waiting is re-derived from the partners' new times.
+struct TimeChange {
+  enum class Kind : std::uint8_t {
+    Factor,     ///< its non-waiting time times `value` (>= 0)
+    Balance,    ///< every visit takes the mean non-waiting time over all ranks and visits
+    Rebalance,  ///< each rank's total takes the average over the ranks that run it
+  };
+  std::uint32_t clock = 0;  ///< the scenario, 1 .. clocks - 1 (clock 0 is the unchanged run)
+  std::uint32_t callpath = 0;
+  Kind kind = Kind::Factor;
+  double value = 1.0;
+};
+
+struct RetimeRequest {
+  std::uint32_t clocks = 1;  ///< scenarios carried together, clock 0 = nothing changed
+  std::vector<TimeChange> changes;  ///< at most one per (clock, call path)
+  /// Activities of the unchanged run whose slack is at most this many ticks are summed per call
+  /// path into RetimeResult::near_critical. Negative: no slack pass.
+  double slack_limit = -1.0;
+  /// A clock whose critical path is profiled (RetimeResult::path_profile), or -1.
+  int path_clock = -1;
+  std::size_t window = 4096;  ///< --window: window / 4 parts of the run replayed at a time
+  bool tolerate_unmatched = false;  ///< --partial: unmatched messages carry no constraint
+};
+
+struct RetimeResult {
+  /// Per clock: the run's length (first to last event over all ranks) in ticks; the same on
+  /// every rank. Clock 0 equals the trace's own length: the replay checks every event of it.
+  std::vector<std::int64_t> runtime;
+  /// Per call path, this rank: seconds of non-waiting time in activities whose slack in the
+  /// unchanged run is at most the request's limit.
+  std::vector<double> near_critical;
+  /// Per call path, this rank: seconds of the path clock's critical path (its exclusive
+  /// durations in that scenario along the longest path of the re-timed run).
+  std::vector<double> path_profile;
+  std::uint64_t parts = 0;  ///< parts the run splits into at collectives on all ranks
+  std::uint32_t forward_rounds = 0;
+  std::uint32_t backward_rounds = 0;
+  /// Synchronizations whose partner's record never came (clock-condition violations can make
+  /// the rules' partners depend on each other in a cycle): replayed as plain activities. All
+  /// ranks.
+  std::uint64_t released = 0;
+  double prepare_seconds = 0.0;   ///< this rank: matching, rules, cuts, balance factors
+  double forward_seconds = 0.0;   ///< this rank: the forward rounds and the joins
+  double backward_seconds = 0.0;  ///< this rank: the slack rounds
+};
+
+/// Re-times the run for `request.clocks` scenarios in one forward replay that carries a value
+/// per clock on every record, then (with a slack limit) replays backward once for the slack of
+/// the unchanged run. The model (docs/what-if.md): on a rank events keep their order and the
+/// time between consecutive events, scaled where the scenario changes its call path; an event
+/// that completes a synchronization (a receive, a synchronous send's completion, a collective's
+/// end) ends at the latest new ready time of the constraints that bind it plus the original time
+/// from the latest original ready time to its end. Messages are matched as the forward replay
+/// matches them, collectives bind as the wait-state rules say. The run is cut into parts at the
+/// collectives on all ranks that every rank leaves only after the last one entered; all parts are
+/// replayed at once, each relative to its start, and joined by one reduction per window.
+/// For now the shard holds one rank (one process per traced rank; docs/what-if.md, limits).
+/// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
+/// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
+/// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
+/// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value).
+/// MPI: collective on world.
+RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
+                    const Shard& shard, const RetimeRequest& request);
+
+}  // namespace cpreplay::replay
