@@ -21,40 +21,10 @@ installed_cpreplay=
 [ -z "$installed_cpreplay" ] || [ -x "$installed_cpreplay" ] || installed_cpreplay=
 cpreplay=${CPREPLAY:-${installed_cpreplay:-cpreplay}}
 
-# CPREPLAY_DRY_RUN=1 prints the qsub command instead of running it: the rank count is still read
-# from the trace and checked, so a job can be tried out where there is no batch system.
-run() {
-  if [ "${CPREPLAY_DRY_RUN:-0}" != 0 ]; then
-    local line
-    printf -v line '%q ' "$@"
-    echo "${line% }"
-  else
-    "$@"
-  fi
-}
-
-anchor="$experiment/traces.otf2"
-ranks=$("$cpreplay" --count-ranks "$anchor")
-events=$("$cpreplay" --count-events "$anchor")
+script=submit-pbs.sh
+. "$here/submit-common.sh"
 given=$processes
-processes=${processes:-$ranks}
-case "$processes" in
-  '' | *[!0-9]* | 0*) ok=0 ;;
-  *) ok=$(( processes <= ranks )) ;;
-esac
-if [ "$ok" != 1 ]; then
-  echo "submit-pbs.sh: -n must be a whole number of processes from 1 to $ranks (the MPI ranks" \
-       "of $anchor), not '$processes'" >&2
-  exit 2
-fi
-# Sizing (bench/RESULTS.md): a process needs about 20 MB, plus 30 bytes per event and 25 kB per
-# rank of the ranks it holds; the largest holds ceil(ranks / processes) ranks. (Process 0 also
-# gathers the report's rows, up to 64 MB more.)
-per_process=$(( (ranks + processes - 1) / processes ))
-events_per=$(( (events * per_process + ranks - 1) / ranks ))
-mb=$(( 20 + (events_per * 30 + 999999) / 1000000 + (per_process * 25 + 999) / 1000 ))
-echo "submit-pbs.sh: $anchor: $ranks ranks, $events events; $processes processes of up to" \
-     "$per_process ranks ($events_per events) need about $mb MB each" >&2
+size_job "$experiment" "$processes"
 nodes=$(( (processes + per_node - 1) / per_node ))
 on_node=$(( processes < per_node ? processes : per_node ))
 variables="EXPERIMENT=$experiment"

@@ -30,6 +30,8 @@ foreach(name cpreplay.slurm cpreplay.pbs submit-slurm.sh submit-pbs.sh)
   file(WRITE "${CPREPLAY_STAGING_DIR}/cluster-jobs/${name}" "${text}")
   list(APPEND job_files "${CPREPLAY_STAGING_DIR}/cluster-jobs/${name}")
 endforeach()
+# Sourced by the submit scripts, beside them; names no path of its own.
+list(APPEND job_files "${CPREPLAY_SOURCE_DIR}/cluster-jobs/submit-common.sh")
 file(INSTALL ${job_files} DESTINATION "${full_DATADIR}/cpreplay/cluster-jobs"
      FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                       WORLD_READ WORLD_EXECUTE)

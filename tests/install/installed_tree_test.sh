@@ -30,6 +30,7 @@ expected_listing="./bin/cpreplay
 ./share/cpreplay/cluster-jobs/README.md
 ./share/cpreplay/cluster-jobs/cpreplay.pbs
 ./share/cpreplay/cluster-jobs/cpreplay.slurm
+./share/cpreplay/cluster-jobs/submit-common.sh
 ./share/cpreplay/cluster-jobs/submit-pbs.sh
 ./share/cpreplay/cluster-jobs/submit-slurm.sh
 ./share/doc/cpreplay/README.md
