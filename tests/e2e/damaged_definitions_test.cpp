@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cube_reader.hpp"
 #include "tests/support/raw_archive.hpp"
 #include "tests/support/run_cpreplay.hpp"
 
@@ -276,6 +277,29 @@ TEST(DamagedDefinitions, TwoRankRawArchive_Analyzed) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(file_exists(c.report()));
   EXPECT_NE(run.out.find("2 ranks"), std::string::npos) << run.out;
+}
+
+// A communicator without members (issue 20's bad input): no stage divides by its size or stops
+// at it; every stage runs (critical path, root causes, what-if) and every value of the report is
+// the one of the same trace without it.
+TEST(DamagedDefinitions, CommunicatorWithoutMembers_AnalyzedAsWithout) {
+  Case plain, extra;
+  write_raw_archive(plain.trace(), RawDefs{});
+  RawDefs d;
+  d.groups.push_back({3, RawDefs::kEmpty, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, {}});
+  d.comms.push_back({2, RawDefs::kEmpty, 3, 0});
+  write_raw_archive(extra.trace(), d);
+  const RunResult a = plain.run(2, {"-q"});
+  const RunResult b = extra.run(2, {"-q"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.err, "");
+  const CubeFile x = read_cube(plain.report());
+  const CubeFile y = read_cube(extra.report());
+  for (const char* m : {"time", "critical_path", "delay_latesender", "mpi_wait_indirect_latesender"})
+    EXPECT_EQ(x.values.count(m), y.values.count(m)) << m;
+  EXPECT_EQ(x.values, y.values);
+  EXPECT_GT(x.values.at("critical_path").size(), 0u);
 }
 
 }  // namespace
