@@ -63,6 +63,10 @@ TEST(Partial, CrashedRank_AnalyzedUpToTheCut) {
   EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Init", 0), 1.0, 1e-9);
   EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/work", 0), 2.0, 1e-9);
   EXPECT_EQ(cube.value("visits", "sim.exe/main/MPI_Finalize", 0), 0.0);
+  // Root causes up to the cut: the Late Sender's 2 s are caused by rank 0's work [1,3] against
+  // rank 1's nothing since MPI_Init (the synchronization before); nothing propagates further.
+  EXPECT_NEAR(cube.value("delay_latesender", "sim.exe/main/work", 0), 2.0, 1e-9);
+  EXPECT_NEAR(cube.value("mpi_wait_propagating_ls", "sim.exe/main/MPI_Recv", 1), 0.0, 1e-9);
 
   const Json s = read_json_file(dir / "s.json");
   EXPECT_TRUE(s["partial"]["applied"].boolean);
