@@ -316,6 +316,8 @@ class Pipeline {
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
     Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_, path_);
+    if (hybrid_)
+      analysis::add_openmp_summary(world_, defs_, tree_, shard_, sev_, worker_sev_, summary);
     describe_run(summary);
     world_.agree([&] {
       if (world_.rank() == 0 && !settings_.json.empty())

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/support/cube_reader.hpp"
+#include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
 #include "tests/support/trace_writer.hpp"
 
@@ -110,6 +111,53 @@ TEST(OpenMp, ForkJoinAndImplicitBarrier_HandComputed) {
     EXPECT_EQ(cube.value("omp_limited_parallelism", kMainPar, t), 0.0);
   }
   EXPECT_EQ(cube.value("omp_idle_threads", "sim.exe/main", 0), 0.0);
+}
+
+// The summary's OpenMP part, from the same fork/join scenario: idle threads 2 x 2.6 s, barrier
+// waiting 1.0 + 0.5 s, management 0.4 + 0.45 + 0.5 s, allocation 5.0 + 2 x 2.4 s.
+TEST(OpenMp, SummaryJson_HandComputed) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(3);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 3);
+  for (int t = 0; t < 3; ++t) {
+    team_in(w, 0, t, 1.1 + 0.1 * t);
+    w.thread_enter(0, t, 1.1 + 0.1 * t, "work");
+    w.thread_leave(0, t, 2.0 + 0.5 * t, "work");
+    w.thread_enter(0, t, 2.0 + 0.5 * t, kIbar);
+    w.thread_leave(0, t, 3.1 + 0.05 * t, kIbar);
+    team_out(w, 0, t, 3.1 + 0.05 * t);
+  }
+  w.omp_join(0, 3.4);
+  end_rank(w, 0);
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(
+      1, {"-q", "--json", dir / "s.json", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json j = read_json_file(dir / "s.json");
+  const Json& o = j["openmp"];
+  EXPECT_EQ(j["events"].number, 34.0);  // 18 on the master, 8 on each worker
+  EXPECT_NEAR(j["allocation_time_s"].number, 9.8, kEps);
+  EXPECT_EQ(o["thread_locations"].number, 3.0);
+  EXPECT_NEAR(o["idle_threads_serial_s"].number, 5.2, kEps);
+  EXPECT_NEAR(o["ibarrier_wait_s"].number, 1.5, kEps);
+  EXPECT_NEAR(o["management_s"].number, 1.35, kEps);
+  EXPECT_NEAR(o["worker_time_s"].number, 4.8, kEps);
+  ASSERT_EQ(o["barriers"].array.size(), 1u);
+  const Json& b = o["barriers"].array[0];
+  EXPECT_EQ(b["construct"].string, kPar);
+  EXPECT_EQ(b["last_to_arrive"].array.at(0).string, "0.2");
+  EXPECT_EQ(b["waiting_most"].array.at(0)["thread"].string, "0.0");
+  EXPECT_NEAR(b["waiting_most"].array.at(0)["seconds"].number, 1.0, kEps);
+  ASSERT_GE(j["findings"].array.size(), 2u);
+  EXPECT_EQ(j["findings"].array[0].string.rfind("Idle threads: worker threads are idle for 5.20 s "
+                                                "(53.1 % of the allocation time)", 0),
+            0u) << j["findings"].array[0].string;
+  EXPECT_EQ(j["findings"].array[1].string.rfind("OpenMP imbalance in " + kPar +
+                                                ": threads wait 1.50 s", 0),
+            0u) << j["findings"].array[1].string;
+  EXPECT_NE(run.out.find("idle threads (serial code)"), std::string::npos) << run.out;
 }
 
 // Two parallel regions: an explicit barrier then the implicit one in the first, the implicit one
