@@ -67,8 +67,47 @@ const std::vector<MetricInfo> kTable = {
      false, C, "Time needed to finish an MPI n-to-n collective operation"},
     {M::MpiIo, "mpi_io", "File I/O", M::Mpi, "sec", false, C,
      "Time spent in MPI file I/O calls"},
+    // OpenMP (hybrid traces only), placed as Scalasca's remapping specification places them.
+    {M::OmpTime, "omp_time", "OpenMP", M::Execution, "sec", false, S,
+     "Time spent in the OpenMP run-time system and API"},
+    {M::OmpManagement, "omp_management", "Management", M::OmpTime, "sec", false, C,
+     "Time spent in OpenMP thread management"},
+    {M::OmpFork, "omp_fork", "Fork", M::OmpManagement, "sec", false, C,
+     "Time spent in forking OpenMP thread teams"},
+    {M::OmpSynchronization, "omp_synchronization", "Synchronization", M::OmpTime, "sec", false,
+     S, "Time spent on OpenMP synchronization"},
+    {M::OmpBarrier, "omp_barrier", "Barrier", M::OmpSynchronization, "sec", false, S,
+     "Time spent in OpenMP barrier synchronization"},
+    {M::OmpEbarrier, "omp_ebarrier", "Explicit", M::OmpBarrier, "sec", false, C,
+     "Time spent in explicit OpenMP barrier synchronization"},
+    {M::OmpEbarrierWait, "omp_ebarrier_wait", "Wait at Barrier", M::OmpEbarrier, "sec", false, C,
+     "Waiting time in front of explicit OpenMP barriers"},
+    {M::OmpIbarrier, "omp_ibarrier", "Implicit", M::OmpBarrier, "sec", false, C,
+     "Time spent in implicit OpenMP barrier synchronization"},
+    {M::OmpIbarrierWait, "omp_ibarrier_wait", "Wait at Barrier", M::OmpIbarrier, "sec", false, C,
+     "Waiting time in front of implicit OpenMP barriers"},
+    {M::OmpCritical, "omp_critical", "Critical", M::OmpSynchronization, "sec", false, C,
+     "Time spent waiting at OpenMP critical sections"},
+    {M::OmpLockContentionCritical, "omp_lock_contention_critical", "Lock Contention",
+     M::OmpCritical, "sec", false, C,
+     "Time lost waiting for an OpenMP critical section to become available"},
+    {M::OmpLockApi, "omp_lock_api", "Lock API", M::OmpSynchronization, "sec", false, C,
+     "Time spent in OpenMP lock API calls"},
+    {M::OmpLockContentionApi, "omp_lock_contention_api", "Lock Contention", M::OmpLockApi, "sec",
+     false, C, "Time lost waiting for an OpenMP lock to be acquired"},
+    {M::OmpOrdered, "omp_ordered", "Ordered", M::OmpSynchronization, "sec", false, C,
+     "Time spent waiting at OpenMP ordered regions"},
+    {M::OmpTaskwait, "omp_taskwait", "Task Wait", M::OmpSynchronization, "sec", false, C,
+     "Time spent waiting in OpenMP taskwait directives"},
+    {M::OmpFlush, "omp_flush", "Flush", M::OmpTime, "sec", false, C,
+     "Time spent in OpenMP flush directives"},
     {M::Overhead, "overhead", "Overhead", M::Time, "sec", false, C,
      "Time spent performing tasks related to trace generation"},
+    {M::OmpIdleThreads, "omp_idle_threads", "Idle threads", M::Time, "sec", false, C,
+     "Unused CPU reservation time"},
+    {M::OmpLimitedParallelism, "omp_limited_parallelism", "Limited parallelism",
+     M::OmpIdleThreads, "sec", false, C,
+     "Unused CPU reservation time in parallel regions due to limited parallelism"},
     {M::Visits, "visits", "Visits", kRoot, "occ", false, C, "Number of visits"},
     {M::Syncs, "syncs", "Synchronizations", kRoot, "occ", false, S,
      "Number of synchronization operations"},
@@ -274,6 +313,16 @@ bool is_mpi_only(Metric m) {
     default:
       return false;
   }
+}
+
+bool is_openmp(Metric m) {
+  return (m >= M::OmpTime && m <= M::OmpFlush) ||
+         m == M::OmpIdleThreads || m == M::OmpLimitedParallelism;
+}
+
+bool is_backward(Metric m) {
+  return (m >= M::Delay && m <= M::MpiWaitIndirectLatereceiver) ||
+         (m >= M::CriticalPath && m <= M::NonCriticalPathActivities);
 }
 
 void finalize_metric_tree(Severity& sev) {

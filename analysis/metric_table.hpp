@@ -16,7 +16,11 @@ enum class Metric : std::uint8_t {
   MpiMgmtComm, MpiMgmtFile, MpiSynchronization, MpiSyncCollective, MpiBarrierWait,
   MpiBarrierCompletion, MpiCommunication, MpiPoint2point, MpiLatesender, MpiLatesenderWo,
   MpiLswoDifferent, MpiLswoSame, MpiLatereceiver, MpiCollective, MpiEarlyreduce, MpiEarlyscan,
-  MpiLatebroadcast, MpiWaitNxn, MpiNxnCompletion, MpiIo, Overhead,
+  MpiLatebroadcast, MpiWaitNxn, MpiNxnCompletion, MpiIo,
+  OmpTime, OmpManagement, OmpFork, OmpSynchronization, OmpBarrier, OmpEbarrier, OmpEbarrierWait,
+  OmpIbarrier, OmpIbarrierWait, OmpCritical, OmpLockContentionCritical, OmpLockApi,
+  OmpLockContentionApi, OmpOrdered, OmpTaskwait, OmpFlush,
+  Overhead, OmpIdleThreads, OmpLimitedParallelism,
   Visits,
   Syncs, SyncsP2p, SyncsSend, MpiSlrCount, SyncsRecv, MpiSlsCount, MpiSlswoCount, SyncsColl,
   Comms, CommsP2p, CommsSend, MpiClrCount, CommsRecv, MpiClsCount, MpiClswoCount, CommsColl,
@@ -64,6 +68,11 @@ const std::vector<MetricInfo>& metric_table();
 const MetricInfo& metric_info(Metric m);
 /// True if the metric is an MPI pattern: Scalasca drops its values on non-MPI call paths.
 bool is_mpi_only(Metric m);
+/// True for the OpenMP metrics (omp_*): reports of hybrid traces only, as scout.hyb's.
+bool is_openmp(Metric m);
+/// True for the metrics of the backward replay (critical path, performance impact, delay
+/// costs, wait-state classes), which hybrid traces do not have yet (issue 17 part 2).
+bool is_backward(Metric m);
 
 /// Dense severities of one rank: [metric][call path], exclusive along the call tree (time too,
 /// until the report makes it inclusive).

@@ -75,7 +75,15 @@ bool is_wait_or_test(const std::string& name) {
 struct Masks {
   bool overhead = false, mpi = false, init_exit = false, mgmt_comm = false, mgmt_file = false,
        sync_collective = false, point2point = false, collective = false, io = false;
+  /// The OpenMP metric an OpenMP region's time goes to (scout.spec's omp_sync_* and omp_flush
+  /// masks), Metric::Count for none (its time is computation).
+  Metric omp = Metric::Count;
 };
+
+bool is_omp_lock_api(const std::string& name) {
+  static const std::regex re("omp_(destroy|init|set|test|unset)(_nest)?_lock");
+  return std::regex_match(name, re);
+}
 
 Masks masks_of(const Region& r) {
   Masks m;
@@ -84,6 +92,19 @@ Masks masks_of(const Region& r) {
       ((r.paradigm == Paradigm::OpenCl || r.paradigm == Paradigm::Cuda) &&
        r.name == "BUFFER FLUSH")) {
     m.overhead = true;
+    return m;
+  }
+  if (r.paradigm == Paradigm::OpenMP) {
+    switch (r.role) {
+      case RegionRole::Barrier: m.omp = Metric::OmpEbarrier; break;
+      case RegionRole::ImplicitBarrier: m.omp = Metric::OmpIbarrier; break;
+      case RegionRole::Atomic: case RegionRole::Critical: m.omp = Metric::OmpCritical; break;
+      case RegionRole::Ordered: m.omp = Metric::OmpOrdered; break;
+      case RegionRole::TaskWait: m.omp = Metric::OmpTaskwait; break;
+      case RegionRole::Flush: m.omp = Metric::OmpFlush; break;
+      default: break;
+    }
+    if (is_omp_lock_api(r.name)) m.omp = Metric::OmpLockApi;
     return m;
   }
   if (r.paradigm != Paradigm::Mpi || r.name == "PARALLEL") return m;
@@ -113,15 +134,25 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
     entered.pop_back();
     const std::uint32_t cp = trace.ref[i];
     excl[cp] += d;
+    // A worker thread's outermost region hangs below the master's call path at the fork,
+    // which the worker never entered: nothing to take it from.
     const CallpathId parent = tree.node(CallpathId{cp}).parent;
-    if (parent.valid()) excl[parent.value] -= d;
+    if (parent.valid() && !entered.empty()) excl[parent.value] -= d;
   }
   return excl;
 }
 
 void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
-                  Severity& sev) {
-  const std::vector<double> excl = exclusive_time(defs, tree, trace);
+                  Severity& sev, const std::vector<double>* omp_management, bool master_thread) {
+  std::vector<double> excl = exclusive_time(defs, tree, trace);
+  if (omp_management)
+    for (std::uint32_t c = 0; c < tree.size(); ++c) {
+      const double m = (*omp_management)[c];
+      if (m == 0.0) continue;
+      excl[c] += m;
+      const CallpathId parent = tree.node(CallpathId{c}).parent;
+      if (master_thread && parent.valid()) excl[parent.value] -= m;
+    }
   for (std::uint32_t c = 0; c < tree.size(); ++c) {
     const double t = excl[c];
     sev.add(Metric::Time, c, t);
@@ -131,8 +162,13 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
       continue;
     }
     sev.add(Metric::Execution, c, t);
+    if (omp_management && m.omp != Metric::Count) {  // hybrid reports only
+      sev.add(m.omp, c, t);
+      continue;
+    }
     if (!m.mpi) {
-      sev.add(Metric::Comp, c, t);
+      // Management is OpenMP time (omp_management), not computation.
+      sev.add(Metric::Comp, c, omp_management ? t - (*omp_management)[c] : t);
       continue;
     }
     sev.add(Metric::Mpi, c, t);
@@ -150,6 +186,8 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
   for (EventIdx i = 0; i < trace.size(); ++i) {
     if (trace.kind[i] == EventKind::Enter) open.push_back(trace.ref[i]);
     if (trace.kind[i] == EventKind::Leave) open.pop_back();
+    // A worker thread's team begin and end lie outside of any region.
+    if (!trace.is_enter_or_leave(i) && open.empty()) continue;
     const std::uint32_t cp = trace.is_enter_or_leave(i) ? trace.ref[i] : open.back();
     switch (trace.kind[i]) {
       case EventKind::Enter:

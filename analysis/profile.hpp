@@ -11,8 +11,13 @@ namespace cpreplay::analysis {
 /// Adds exclusive `time`, `visits`, the time-breakdown masks of scalasca-metrics.md §3.3 and the
 /// counters of §6 that need no partner (sends, collectives) to `sev`.
 /// MPI: local.
+/// Hybrid traces: `omp_management` (per call path, seconds) is thread management time that
+/// scout.hyb counts into the parallel region's `time` (and, on the master thread, out of the
+/// call path enclosing it: `master_thread`); it is no computation. OpenMP regions' time goes to
+/// the omp_* breakdown of Scalasca's remapping specification.
 void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
-                  Severity& sev);
+                  Severity& sev, const std::vector<double>* omp_management = nullptr,
+                  bool master_thread = true);
 
 /// Exclusive time per call path from the trace (the §7.2 segments summed over the whole run).
 std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/openmp.hpp"
 #include "analysis/profile.hpp"
 #include "replay/rank_sum.hpp"
 
@@ -280,6 +281,8 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       last = std::max(last, trace.time.back());
     }
     counts[0] += trace.size();
+    if (i < shard.workers.size())  // hybrid traces: every thread's events
+      for (const LocalTrace& worker : shard.workers[i]) counts[0] += worker.size();
     counts[1] += waits[i].p2p_clock_violations;
     counts[2] += waits[i].coll_clock_violations;
   }
@@ -535,6 +538,155 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     s.worst.push_back(inst);
   }
   return s;
+}
+
+
+void add_openmp_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
+                        const Shard& shard, const std::vector<Severity>& sevs,
+                        const std::vector<std::vector<Severity>>& workers, Summary& s) {
+  SummaryOpenMp& o = s.openmp;
+  o.hybrid = true;
+  const std::size_t n = tree.size();
+  // Barrier call paths (each a column of per-location waiting).
+  std::vector<std::uint32_t> barriers;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const OmpConstruct k = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+    if (k == OmpConstruct::ExplicitBarrier || k == OmpConstruct::ImplicitBarrier)
+      barriers.push_back(c);
+  }
+  constexpr std::size_t kTotals = 9;  // idle, limited, management, ib, eb, lc, la, time, worker
+  const std::size_t width = kTotals + barriers.size();
+  std::vector<double> mine;
+  auto add_location = [&](const Severity& sev, bool worker) {
+    auto total = [&](Metric m) {
+      double v = 0.0;
+      for (std::size_t c = 0; c < n; ++c) v += sev.row(m)[c];
+      return v;
+    };
+    const double time = total(Metric::Time);
+    const double row[kTotals] = {total(Metric::OmpIdleThreads),
+                                 total(Metric::OmpLimitedParallelism),
+                                 total(Metric::OmpManagement),
+                                 total(Metric::OmpIbarrierWait),
+                                 total(Metric::OmpEbarrierWait),
+                                 total(Metric::OmpLockContentionCritical),
+                                 total(Metric::OmpLockContentionApi),
+                                 time,
+                                 worker ? 1.0 : 0.0};
+    mine.insert(mine.end(), row, row + kTotals);
+    for (std::uint32_t c : barriers)
+      mine.push_back(sev.at(Metric::OmpIbarrierWait, c) + sev.at(Metric::OmpEbarrierWait, c));
+  };
+  for (std::size_t i = 0; i < shard.size(); ++i) {
+    add_location(sevs[i], false);
+    if (i < workers.size())
+      for (const Severity& w : workers[i]) add_location(w, true);
+  }
+  // Location order on process 0 (rank-major, thread-minor): sums in one fixed order.
+  std::vector<std::size_t> first(static_cast<std::size_t>(defs.ranks()) + 1, 0);
+  std::vector<std::string> key;
+  for (int r = 0; r < defs.ranks(); ++r) {
+    first[r + 1] = first[r] + defs.processes[r].locations;
+    for (std::uint32_t t = 0; t < defs.processes[r].locations; ++t)
+      key.push_back(std::to_string(r) + "." + std::to_string(t));
+  }
+  const std::size_t locations = first.back();
+  o.locations = static_cast<int>(locations);
+  std::vector<int> counts(static_cast<std::size_t>(world.size())),
+      displs(static_cast<std::size_t>(world.size()));
+  for (int p = 0; p < world.size(); ++p) {
+    const std::size_t a = first[shard.blocks.first(p)], b = first[shard.blocks.first(p + 1)];
+    counts[p] = static_cast<int>((b - a) * width);
+    displs[p] = static_cast<int>(a * width);
+  }
+  std::vector<double> all(world.rank() == 0 ? locations * width : 0);
+  MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), counts.data(),
+              displs.data(), MPI_DOUBLE, 0, world.comm());
+  if (world.rank() != 0) return;
+  for (std::size_t l = 0; l < locations; ++l) {
+    const double* v = &all[l * width];
+    o.idle_serial += v[0] - v[1];
+    o.limited_parallelism += v[1];
+    o.management += v[2];
+    o.ibarrier_wait += v[3];
+    o.ebarrier_wait += v[4];
+    o.lock_critical += v[5];
+    o.lock_api += v[6];
+    if (v[8] != 0.0) o.worker_time += v[7];
+  }
+  s.allocation_time += o.worker_time;
+  for (std::size_t b = 0; b < barriers.size(); ++b) {
+    SummaryOmpBarrier bar;
+    bar.path = callpath_name(defs, tree, barriers[b]);
+    const CallpathId parent = tree.node(CallpathId{barriers[b]}).parent;
+    const Region& region = defs.region(tree.node(CallpathId{barriers[b]}).region);
+    // An implicit barrier ends the construct it is in; an explicit one stands for itself.
+    bar.construct = omp_construct(region) == OmpConstruct::ImplicitBarrier && parent.valid()
+                        ? defs.region(tree.node(parent).region).name
+                        : region.name;
+    std::vector<std::pair<double, std::size_t>> waits;  // (wait, location) where it was visited
+    for (std::size_t l = 0; l < locations; ++l) {
+      const double w = all[l * width + kTotals + b];
+      bar.seconds += w;
+      waits.emplace_back(w, l);
+    }
+    if (bar.seconds <= 0.0) continue;
+    // Threads that never visit it (other parallel regions) have no time there either.
+    std::sort(waits.begin(), waits.end());
+    for (std::size_t k = 0; k < waits.size() && bar.last_to_arrive.size() < 4; ++k)
+      if (waits[k].first <= 0.05 * waits.back().first)
+        bar.last_to_arrive.push_back(key[waits[k].second]);
+    for (std::size_t k = waits.size(); k-- > 0 && bar.waiting_most.size() < 4;) {
+      if (waits[k].first <= 0.5 * waits.back().first) break;
+      bar.waiting_most.push_back(key[waits[k].second]);
+      bar.waiting_most_s.push_back(waits[k].first);
+    }
+    o.barriers.push_back(std::move(bar));
+  }
+  std::stable_sort(o.barriers.begin(), o.barriers.end(),
+                   [](const SummaryOmpBarrier& a, const SummaryOmpBarrier& b) {
+                     return a.seconds > b.seconds;
+                   });
+  if (o.barriers.size() > 3) o.barriers.resize(3);
+
+  // Findings, beside the MPI ones: what a user of a hybrid code looks at first.
+  const double total = s.allocation_time > 0.0 ? s.allocation_time : 1.0;
+  if (o.idle_serial >= 0.01 * total)
+    s.findings.push_back("Idle threads: worker threads are idle for " + secs(o.idle_serial) +
+                         " (" + pct(o.idle_serial / total) +
+                         " of the allocation time) while the master threads run serial code "
+                         "outside parallel regions (omp_idle_threads): parallelize those parts "
+                         "or run fewer threads per rank");
+  if (o.limited_parallelism >= 0.01 * total)
+    s.findings.push_back("Limited parallelism: threads left out of smaller teams are idle for " +
+                         secs(o.limited_parallelism) + " (" +
+                         pct(o.limited_parallelism / total) + " of the allocation time)");
+  for (const SummaryOmpBarrier& b : o.barriers) {
+    if (b.seconds < 0.01 * total) continue;
+    std::string text = "OpenMP imbalance in " + b.construct + ": threads wait " +
+                       secs(b.seconds) + " (" + pct(b.seconds / total) +
+                       " of the allocation time) at " + b.path.substr(b.path.rfind('/') + 1);
+    if (!b.last_to_arrive.empty()) {
+      text += "; last to arrive (the slow threads): ";
+      for (std::size_t k = 0; k < b.last_to_arrive.size(); ++k)
+        text += (k ? ", " : "") + b.last_to_arrive[k];
+    }
+    if (!b.waiting_most.empty()) {
+      text += "; waiting most: ";
+      for (std::size_t k = 0; k < b.waiting_most.size(); ++k)
+        text += (k ? ", " : "") + b.waiting_most[k] + " (" + secs(b.waiting_most_s[k]) + ")";
+    }
+    s.findings.push_back(text + " (threads as rank.thread): balance the work of the loop's "
+                                "threads (schedule clause, chunk size)");
+  }
+  const double locks = o.lock_critical + o.lock_api;
+  if (locks >= 0.01 * total)
+    s.findings.push_back("OpenMP lock contention costs " + secs(locks) + " (" +
+                         pct(locks / total) + " of the allocation time; " +
+                         secs(o.lock_critical) + " in critical sections, " + secs(o.lock_api) +
+                         " in lock API calls): threads wait for each other to enter");
+  // The wait-state shares were of the master threads' time alone: now of all threads'.
+  for (SummaryWaitMetric& m : s.waits) m.share = s.allocation_time > 0.0 ? m.seconds / s.allocation_time : 0.0;
 }
 
 }  // namespace cpreplay::analysis

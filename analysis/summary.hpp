@@ -26,6 +26,15 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
                       const Shard& shard, const std::vector<Severity>& sevs,
                       const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path);
 
+/// Adds the OpenMP part of a hybrid trace to `s` (complete on process 0): totals over all thread
+/// locations, summed in location order, the barriers with the most waiting (which construct,
+/// which threads), the worker threads' time in allocation_time and the OpenMP findings
+/// (docs/openmp.md). `workers[i]` are the threads 1, 2, ... of the i-th held rank.
+/// MPI: collective on world (one gather of per-location values).
+void add_openmp_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
+                        const Shard& shard, const std::vector<Severity>& sevs,
+                        const std::vector<std::vector<Severity>>& workers, Summary& s);
+
 /// Ranks in ascending order, runs of three or more as ranges: "rank 4", "ranks 2 and 5",
 /// "ranks 0-3", "ranks 0-2, 6 and 9". MPI: local.
 std::string rank_list(std::vector<int> ranks);

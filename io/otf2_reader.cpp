@@ -438,20 +438,36 @@ Definitions build_definitions(const std::string& anchor, const DefState& s) {
       p.system_node = static_cast<std::uint32_t>(s.nodes.pos(g.parent));
     }
   }
+  // Locations of each rank in thread order: Score-P numbers them (thread << 32) | rank, as
+  // PEARL reads them, so the smallest id is the master thread. Only CPU threads are analyzed.
+  std::vector<std::vector<std::pair<OTF2_LocationRef, const RawLocation*>>> rank_locations(
+      defs.processes.size());
   for (const auto& [id, l] : s.locations.items) {
     auto it = rank_of_group.find(l.group);
     if (it == rank_of_group.end()) continue;
-    Process& p = defs.processes[it->second];
-    if (p.locations == 0 || id < p.location_id) {
-      p.location_id = id;
-      p.location_name = s.str(l.name, "location " + std::to_string(id));
-      p.events = l.events;
-    }
-    ++p.locations;
+    if (l.type != OTF2_LOCATION_TYPE_CPU_THREAD)
+      s.fail("rank " + std::to_string(it->second) + ", thread " + std::to_string(id >> 32) +
+             ": location " + std::to_string(id) + " (" +
+             s.str(l.name, "location " + std::to_string(id)) +
+             ") is not a CPU thread (OTF2 location type " + std::to_string(l.type) +
+             "); cpreplay analyzes MPI ranks and their CPU threads only");
+    rank_locations[static_cast<std::size_t>(it->second)].emplace_back(id, &l);
   }
-  for (std::size_t r = 0; r < defs.processes.size(); ++r)
-    if (defs.processes[r].locations == 0)
-      s.fail("MPI rank " + std::to_string(r) + " has no location");
+  for (std::size_t r = 0; r < defs.processes.size(); ++r) {
+    auto& locs = rank_locations[r];
+    if (locs.empty()) s.fail("MPI rank " + std::to_string(r) + " has no location");
+    std::sort(locs.begin(), locs.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    Process& p = defs.processes[r];
+    p.locations = static_cast<std::uint32_t>(locs.size());
+    p.location_id = locs[0].first;
+    p.location_name = s.str(locs[0].second->name, "location " + std::to_string(locs[0].first));
+    p.events = locs[0].second->events;
+    for (std::size_t t = 1; t < locs.size(); ++t)
+      p.workers.push_back(WorkerThread{
+          locs[t].first, s.str(locs[t].second->name, "location " + std::to_string(locs[t].first)),
+          locs[t].second->events});
+  }
 
   // Communicators: dense by OTF2 id; COMM_GROUP members are world ranks, COMM_SELF groups mean
   // "just me"; parents defined and acyclic.
@@ -505,6 +521,13 @@ struct EventState {
   const Definitions* defs = nullptr;
   const std::string* anchor = nullptr;
   Rank rank = 0;
+  int thread = 0;  ///< 0: the master thread
+  /// Master thread: the forks read so far (output). Worker thread: the master's forks (input),
+  /// whose call paths root the worker's call paths (PEARL hangs them under the fork's).
+  std::vector<ForkPoint>* forks_out = nullptr;
+  const std::vector<ForkPoint>* forks_in = nullptr;
+  bool in_team = false;        ///< between ThreadTeamBegin and ThreadTeamEnd
+  CallpathId team_base;        ///< worker: the master's call path at this team's fork
   LocalTrace* trace = nullptr;
   CallTree* tree = nullptr;
   std::vector<EventIdx> open;           // stack of open Enter events
@@ -521,8 +544,16 @@ struct EventState {
   std::exception_ptr error;
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw TraceError(*anchor + ": rank " + std::to_string(rank) + ", event " +
-                     std::to_string(trace->size()) + ": " + what);
+    throw TraceError(*anchor + ": rank " + std::to_string(rank) +
+                     (thread != 0 ? ", thread " + std::to_string(thread) : std::string()) +
+                     ", event " + std::to_string(trace->size()) + ": " + what);
+  }
+
+  /// MPI events belong on the master thread (MPI_THREAD_FUNNELED), as scout.hyb requires.
+  void require_master(const char* what) const {
+    if (thread != 0)
+      fail(std::string(what) + " on a worker thread: cpreplay analyzes hybrid traces whose MPI "
+           "calls are made by the master thread only (MPI_THREAD_FUNNELED)");
   }
 
   EventIdx next() const { return static_cast<EventIdx>(trace->size()); }
@@ -541,7 +572,8 @@ struct EventState {
   void enter(Ticks t, RegionId region) {
     if (region.value >= defs->regions.size())
       fail("Enter of undefined region " + std::to_string(region.value));
-    const CallpathId parent = open_paths.empty() ? CallpathId{} : open_paths.back();
+    const CallpathId parent =
+        !open_paths.empty() ? open_paths.back() : in_team ? team_base : CallpathId{};
     const CallpathId cp = tree->find_or_add(parent, region);
     const EventIdx i = add(EventKind::Enter, t, cp.value);
     open.push_back(i);
@@ -566,6 +598,7 @@ struct EventState {
   }
 
   EventIdx mpi_call() const {
+    require_master("MPI event");
     if (open.empty()) fail("MPI event outside of any region");
     return open.back();
   }
@@ -573,6 +606,7 @@ struct EventState {
   /// A message event (Send/Isend/Recv/Irecv) with its side record.
   EventIdx message(EventKind k, Ticks t, uint32_t comm, uint32_t peer, uint32_t tag,
                    uint64_t bytes) {
+    require_master("MPI message event");
     if (comm >= defs->comms.size())
       fail("message on undefined communicator " + std::to_string(comm));
     const Communicator& c = defs->comms[comm];
@@ -719,6 +753,7 @@ OTF2_CallbackCode evt_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint
 OTF2_CallbackCode evt_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                  OTF2_AttributeList*) {
   CPREPLAY_EVT_GUARD({
+    s->require_master("MPI collective event");
     if (s->open_coll != kNoEvent) s->fail("nested MPI collective begin");
     s->open_coll_call = s->mpi_call();
     const auto slot = static_cast<std::uint32_t>(s->trace->coll.size());
@@ -732,6 +767,7 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
                                OTF2_AttributeList*, OTF2_CollectiveOp op, OTF2_CommRef comm,
                                uint32_t root, uint64_t sent, uint64_t received) {
   CPREPLAY_EVT_GUARD({
+    s->require_master("MPI collective event");
     if (s->open_coll == kNoEvent) s->fail("MPI collective end without a begin");
     if (comm >= s->defs->comms.size())
       s->fail("collective on undefined communicator " + std::to_string(comm));
@@ -752,6 +788,81 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
   })
 }
 
+OTF2_CallbackCode evt_thread_fork(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                  OTF2_AttributeList*, OTF2_Paradigm, uint32_t requested) {
+  CPREPLAY_EVT_GUARD({
+    if (s->thread != 0) s->fail("OpenMP fork on a worker thread (nested parallelism is not "
+                                "supported)");
+    if (s->in_team) s->fail("OpenMP fork inside a parallel region (nested parallelism is not "
+                            "supported)");
+    const CallpathId at = s->open_paths.empty() ? CallpathId{} : s->open_paths.back();
+    s->add(EventKind::ThreadFork, t, requested);
+    if (s->forks_out) s->forks_out->push_back(ForkPoint{t, at});
+  })
+}
+
+OTF2_CallbackCode evt_thread_join(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                  OTF2_AttributeList*, OTF2_Paradigm) {
+  CPREPLAY_EVT_GUARD({
+    if (s->thread != 0) s->fail("OpenMP join on a worker thread");
+    s->add(EventKind::ThreadJoin, t, 0);
+  })
+}
+
+OTF2_CallbackCode evt_team_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                 OTF2_AttributeList*, OTF2_CommRef) {
+  CPREPLAY_EVT_GUARD({
+    if (s->in_team) s->fail("thread team begins inside a thread team (nested parallelism is "
+                            "not supported)");
+    if (s->thread != 0) {
+      // The team belongs to the master's latest fork at or before its begin.
+      const std::vector<ForkPoint>& forks = *s->forks_in;
+      auto it = std::upper_bound(forks.begin(), forks.end(), t,
+                                 [](Ticks x, const ForkPoint& f) { return x < f.time; });
+      if (it == forks.begin())
+        s->fail("thread team begins before any OpenMP fork of the master thread");
+      if (!s->open.empty())
+        s->fail("thread team begins while " +
+                s->defs->region(s->tree->node(s->open_paths.back()).region).name + " is open");
+      s->team_base = std::prev(it)->path;
+    }
+    s->in_team = true;
+    s->add(EventKind::ThreadTeam, t, 0);
+  })
+}
+
+OTF2_CallbackCode evt_team_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                               OTF2_AttributeList*, OTF2_CommRef) {
+  CPREPLAY_EVT_GUARD({
+    if (!s->in_team) s->fail("thread team ends without a begin");
+    if (s->thread != 0 && !s->open.empty())
+      s->fail("thread team ends while " +
+              s->defs->region(s->tree->node(s->open_paths.back()).region).name + " is open");
+    s->in_team = false;
+    s->add(EventKind::ThreadTeam, t, 1);
+  })
+}
+
+void lock_event(EventState* s, Ticks t, OTF2_Paradigm model, uint32_t lock, uint32_t order,
+                bool acquire) {
+  if (s->open.empty()) s->fail("lock event outside of any region");
+  const auto slot = static_cast<std::uint32_t>(s->trace->locks.size());
+  s->trace->locks.push_back(LockRecord{lock, order, acquire, model == OTF2_PARADIGM_OPENMP});
+  s->add(EventKind::ThreadLock, t, slot);
+}
+
+OTF2_CallbackCode evt_acquire_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                   OTF2_AttributeList*, OTF2_Paradigm model, uint32_t lock,
+                                   uint32_t order) {
+  CPREPLAY_EVT_GUARD(lock_event(s, t, model, lock, order, true))
+}
+
+OTF2_CallbackCode evt_release_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
+                                   OTF2_AttributeList*, OTF2_Paradigm model, uint32_t lock,
+                                   uint32_t order) {
+  CPREPLAY_EVT_GUARD(lock_event(s, t, model, lock, order, false))
+}
+
 struct CallbacksDeleter {
   void operator()(OTF2_EvtReaderCallbacks* c) const { OTF2_EvtReaderCallbacks_Delete(c); }
 };
@@ -763,14 +874,27 @@ std::string rank_file(const std::string& anchor, std::uint64_t location, const c
   return dir + "/" + std::to_string(location) + ext;
 }
 
+/// OTF2 id of a thread's location (thread 0: the master).
+OTF2_LocationRef location_of(const Definitions& defs, Rank rank, int thread) {
+  const Process& p = defs.processes[static_cast<std::size_t>(rank)];
+  return thread == 0 ? p.location_id : p.workers.at(static_cast<std::size_t>(thread - 1)).location_id;
+}
+
 std::uint64_t read_location(const std::string& anchor, const Definitions& defs, Rank rank,
                             EventState& state) {
   if (rank < 0 || rank >= defs.ranks())
     throw TraceError(anchor + ": the trace has no MPI rank " + std::to_string(rank));
+  const int thread = state.thread;
+  const OTF2_LocationRef loc = location_of(defs, rank, thread);
+  const std::string where =
+      "rank " + std::to_string(rank) + (thread != 0 ? ", thread " + std::to_string(thread) : "");
+  struct stat st0 {};
+  // A worker thread that recorded nothing may have no event file (Score-P writes none).
+  if (thread != 0 && defs.processes[rank].workers[thread - 1].events == 0 &&
+      ::stat(rank_file(anchor, loc, ".evt").c_str(), &st0) != 0)
+    return 0;
   ReaderPtr reader = open_archive(anchor);
   OTF2_Reader* r = reader.get();
-  const OTF2_LocationRef loc = defs.processes[rank].location_id;
-  const std::string where = "rank " + std::to_string(rank);
   check(OTF2_Reader_SelectLocation(r, loc), anchor, where + ": selecting its location");
 
   // Local definitions carry the clock offsets OTF2 applies to the timestamps (Score-P writes
@@ -789,8 +913,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 
   const std::string evt = rank_file(anchor, loc, ".evt");
   if (::stat(evt.c_str(), &st) != 0)
-    throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
-                     " is missing");
+    throw TraceError(anchor + ": " + where + ": event file " + evt + " is missing");
   if (::access(evt.c_str(), R_OK) != 0)
     throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
   check(OTF2_Reader_OpenEvtFiles(r), anchor, where + ": opening event files");
@@ -816,6 +939,12 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(c, evt_request_cancelled);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(c, evt_coll_begin);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(c, evt_coll_end);
+  OTF2_EvtReaderCallbacks_SetThreadForkCallback(c, evt_thread_fork);
+  OTF2_EvtReaderCallbacks_SetThreadJoinCallback(c, evt_thread_join);
+  OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(c, evt_team_begin);
+  OTF2_EvtReaderCallbacks_SetThreadTeamEndCallback(c, evt_team_end);
+  OTF2_EvtReaderCallbacks_SetThreadAcquireLockCallback(c, evt_acquire_lock);
+  OTF2_EvtReaderCallbacks_SetThreadReleaseLockCallback(c, evt_release_lock);
   check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &state), anchor, where + ": registering");
 
   uint64_t n = 0;
@@ -827,7 +956,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     return state.decoded;
   }
   if (status != OTF2_SUCCESS)
-    throw TraceError(anchor + ": rank " + std::to_string(rank) + ": event file " + evt +
+    throw TraceError(anchor + ": " + where + ": event file " + evt +
                      " is damaged or truncated after " + std::to_string(state.decoded) +
                      " events (" + OTF2_Error_GetDescription(status) + ")");
   OTF2_Reader_CloseEvtReader(r, er);
@@ -899,14 +1028,21 @@ Definitions read_definitions(const std::string& anchor) {
   return defs;
 }
 
-LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                       CallTree& tree, bool partial) {
+namespace {
+
+LocalTrace read_thread(const std::string& anchor, const Definitions& defs, Rank rank, int thread,
+                       CallTree& tree, bool partial, std::vector<ForkPoint>* forks_out,
+                       const std::vector<ForkPoint>* forks_in) {
   LocalTrace trace;
   trace.rank = rank;
+  trace.thread = thread;
   EventState state;
   state.defs = &defs;
   state.anchor = &anchor;
   state.rank = rank;
+  state.thread = thread;
+  state.forks_out = forks_out;
+  state.forks_in = forks_in;
   state.trace = &trace;
   state.tree = &tree;
   for (std::uint64_t id : defs.program_name_strings)
@@ -915,10 +1051,14 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
   // The location definition counts its records: enough room for every event, no regrowth. A
   // damaged count must not reserve gigabytes: an event record takes at least 2 bytes of the
   // event file (its type and its length), so the file's size bounds the reservation.
-  std::uint64_t expected = rank >= 0 && rank < defs.ranks() ? defs.processes[rank].events : 0;
+  std::uint64_t expected = 0;
+  if (rank >= 0 && rank < defs.ranks()) {
+    const Process& p = defs.processes[rank];
+    expected = thread == 0 ? p.events : p.workers.at(static_cast<std::size_t>(thread - 1)).events;
+  }
   if (expected > 0) {
     struct stat st {};
-    const std::string evt = rank_file(anchor, defs.processes[rank].location_id, ".evt");
+    const std::string evt = rank_file(anchor, location_of(defs, rank, thread), ".evt");
     const std::uint64_t room =
         ::stat(evt.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) / 2 : 0;
     expected = std::min(expected, room);
@@ -932,18 +1072,38 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
   trace.region_of_path.resize(tree.size());
   for (std::uint32_t c = 0; c < tree.size(); ++c)
     trace.region_of_path[c] = tree.node(CallpathId{c}).region.value;
-  if (!state.open.empty()) {
+  if (!state.open.empty() || state.in_team) {
     if (partial) {
       trace.incomplete = true;
       return trace;
     }
-    throw IncompleteTraceError(anchor + ": rank " + std::to_string(rank) + ": events end after " +
-                               std::to_string(trace.size()) + " events with " +
-                               defs.region(tree.node(state.open_paths.back()).region).name +
+    const std::string what =
+        state.open.empty() ? std::string("a thread team")
+                           : defs.region(tree.node(state.open_paths.back()).region).name;
+    throw IncompleteTraceError(anchor + ": rank " + std::to_string(rank) +
+                               (thread != 0 ? ", thread " + std::to_string(thread) : "") +
+                               ": events end after " + std::to_string(trace.size()) +
+                               " events with " + what +
                                " still open (the rank stopped mid-run; --partial analyzes the "
                                "run up to there)");
   }
   return trace;
+}
+
+}  // namespace
+
+LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
+                       CallTree& tree, bool partial, std::vector<ForkPoint>* forks) {
+  return read_thread(anchor, defs, rank, 0, tree, partial, forks, nullptr);
+}
+
+LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs, Rank rank,
+                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks) {
+  if (rank < 0 || rank >= defs.ranks() || thread < 1 ||
+      static_cast<std::size_t>(thread) > defs.processes[rank].workers.size())
+    throw TraceError(anchor + ": the trace has no thread " + std::to_string(thread) +
+                     " of MPI rank " + std::to_string(rank));
+  return read_thread(anchor, defs, rank, thread, tree, false, nullptr, &forks);
 }
 
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank) {
@@ -956,7 +1116,13 @@ std::uint64_t decode_events_only(const std::string& anchor, const Definitions& d
   state.trace = &trace;
   state.tree = &tree;
   state.count_only = true;
-  return read_location(anchor, defs, rank, state);
+  std::uint64_t n = read_location(anchor, defs, rank, state);
+  if (rank >= 0 && rank < defs.ranks())
+    for (std::size_t t = 1; t <= defs.processes[rank].workers.size(); ++t) {
+      state.thread = static_cast<int>(t);
+      n += read_location(anchor, defs, rank, state);
+    }
+  return n;
 }
 
 }  // namespace cpreplay::io

@@ -3,11 +3,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 
 namespace cpreplay::io {
+
+/// An OpenMP fork on a master thread: its time and the call path open there (rank-local ids).
+struct ForkPoint {
+  Ticks time = 0;
+  CallpathId path;
+};
 
 /// Reads the global definitions of the archive whose anchor file is `anchor`.
 /// Throws TraceError naming the file on any problem (missing, not OTF2, corrupt).
@@ -18,14 +25,24 @@ Definitions read_definitions(const std::string& anchor);
 /// requests to their completions (Isend<->IsendComplete, IrecvRequest<->Irecv, cancels) and
 /// CollBegin<->CollEnd. Enter/Leave events carry their call path in a rank-local call tree
 /// (`tree`, unified later). ProgramBegin/End become Enter/Leave of the program region.
-/// Metric and other records are skipped. Throws TraceError (file, rank, event) on bad input
+/// OpenMP fork/join, team begin/end and lock events are kept (EventKind::Thread*); with
+/// `forks`, the master's forks are appended there for read_worker_events. Metric and other
+/// records are skipped. Throws TraceError (file, rank, event) on bad input
 /// and IncompleteTraceError when the events stop with regions still open. With `partial`, such
 /// a rank (and one whose event file breaks off) is returned with `incomplete` set instead.
 /// MPI: local.
 LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                       CallTree& tree, bool partial = false);
+                       CallTree& tree, bool partial = false,
+                       std::vector<ForkPoint>* forks = nullptr);
 
-/// Only decodes the events of `rank` (counting them); the floor for benchmarks.
+/// Reads worker thread `thread` (>= 1) of `rank` into `tree` (the rank's call tree, after its
+/// master thread): its call paths hang below the master's call path at the fork of each of
+/// its thread teams (`forks`, from read_events of the master), as PEARL builds them. MPI
+/// events on it are refused (TraceError naming rank and thread). MPI: local.
+LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs, Rank rank,
+                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks);
+
+/// Only decodes the events of `rank`, all its threads (counting them); the floor for benchmarks.
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank);
 
 }  // namespace cpreplay::io

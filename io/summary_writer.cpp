@@ -226,9 +226,12 @@ std::string what_if_json(const SummaryWhatIf& w) {
 std::string summary_text(const Summary& s) {
   std::string out;
   out += "cpreplay summary: " + s.trace + "\n";
-  out += "  ranks " + std::to_string(s.ranks) + "   events " + std::to_string(s.events) +
-         "   wall-clock " + seconds(s.wall_clock) + "   critical path " +
-         seconds(s.critical_path_length) + "   analysis " + seconds(s.analysis_seconds) + "\n";
+  out += "  ranks " + std::to_string(s.ranks) +
+         (s.openmp.hybrid ? "   threads " + std::to_string(s.openmp.locations) : std::string()) +
+         "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
+         (s.openmp.hybrid ? std::string("   critical path: not yet for threads")
+                          : "   critical path " + seconds(s.critical_path_length)) +
+         "   analysis " + seconds(s.analysis_seconds) + "\n";
   // How the ranks were shared out: each process analyzed a contiguous block of them.
   out += "  analyzed by " + std::to_string(s.processes) +
          (s.processes == 1 ? " process, " : " processes, ") +
@@ -270,6 +273,29 @@ std::string summary_text(const Summary& s) {
                     " collective); waiting times near them are unreliable" +
                     (s.time_corrected ? "" : "; rerun with --time-correct"));
 
+  if (s.openmp.hybrid) {
+    const SummaryOpenMp& o = s.openmp;
+    out += "\nOpenMP (" + std::to_string(o.locations) + " thread locations; % of " +
+           seconds(s.allocation_time) + " total allocation time)\n";
+    const double total = s.allocation_time > 0.0 ? s.allocation_time : 1.0;
+    auto line = [&](const std::string& name, double v) {
+      out += "  " + pad(name, 36) + pad(seconds(v), 10, true) + pad(percent(v / total), 8, true) +
+             "\n";
+    };
+    line("idle threads (serial code)", o.idle_serial);
+    line("idle threads (limited parallelism)", o.limited_parallelism);
+    line("thread management (fork/join)", o.management);
+    line("wait at implicit barriers", o.ibarrier_wait);
+    line("wait at explicit barriers", o.ebarrier_wait);
+    line("critical-section contention", o.lock_critical);
+    line("lock API contention", o.lock_api);
+    for (const SummaryOmpBarrier& b : o.barriers) {
+      std::string slow;
+      for (const std::string& k : b.last_to_arrive) slow += (slow.empty() ? "" : ", ") + k;
+      out += wrap("  barrier " + short_path(b.path, 40) + " " + seconds(b.seconds) + ": ",
+                  b.construct + (slow.empty() ? std::string() : "; last to arrive " + slow));
+    }
+  } else {
   out += "\nCritical path: where the runtime goes (top call paths)\n";
   out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
          pad("imbalance", 11, true) + pad("of path", 9, true) + pad("of avg", 8, true) +
@@ -286,6 +312,7 @@ std::string summary_text(const Summary& s) {
   }
   out += "  (imbalance: critical-path imbalance, also as % of the path and of the call path's\n"
          "   average time per rank; max-avg: the profile's view of the same imbalance)\n";
+  }
 
   if (!s.waits.empty()) {
     out += "\nWait states (% of " + seconds(s.allocation_time) + " total allocation time)\n";
@@ -455,6 +482,38 @@ std::string summary_json(const Summary& s) {
   for (std::size_t i = 0; i < s.findings.size(); ++i)
     fs += std::string(i ? "," : "") + "\n    " + json_string(s.findings[i]);
   field("findings", fs + (s.findings.empty() ? "]" : "\n  ]"));
+  if (s.openmp.hybrid) {
+    const SummaryOpenMp& om = s.openmp;
+    auto names = [](const std::vector<std::string>& v) {
+      std::string r = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + json_string(v[i]);
+      return r + "]";
+    };
+    std::string bars = "[";
+    for (std::size_t i = 0; i < om.barriers.size(); ++i) {
+      const SummaryOmpBarrier& b = om.barriers[i];
+      std::string most = "[";
+      for (std::size_t k = 0; k < b.waiting_most.size(); ++k)
+        most += std::string(k ? ", " : "") + "{\"thread\": " + json_string(b.waiting_most[k]) +
+                ", \"seconds\": " + json_number(b.waiting_most_s[k]) + "}";
+      bars += std::string(i ? "," : "") + "\n    {\"path\": " + json_string(b.path) +
+              ", \"construct\": " + json_string(b.construct) +
+              ", \"seconds\": " + json_number(b.seconds) +
+              ", \"last_to_arrive\": " + names(b.last_to_arrive) + ", \"waiting_most\": " +
+              most + "]}";
+    }
+    bars += om.barriers.empty() ? "]" : "\n  ]";
+    field("openmp", "{\"thread_locations\": " + std::to_string(om.locations) +
+                        ", \"idle_threads_serial_s\": " + json_number(om.idle_serial) +
+                        ", \"limited_parallelism_s\": " + json_number(om.limited_parallelism) +
+                        ", \"management_s\": " + json_number(om.management) +
+                        ", \"ibarrier_wait_s\": " + json_number(om.ibarrier_wait) +
+                        ", \"ebarrier_wait_s\": " + json_number(om.ebarrier_wait) +
+                        ", \"lock_contention_critical_s\": " + json_number(om.lock_critical) +
+                        ", \"lock_contention_api_s\": " + json_number(om.lock_api) +
+                        ", \"worker_time_s\": " + json_number(om.worker_time) +
+                        ",\n  \"barriers\": " + bars + "}");
+  }
   std::string worst = "[";
   for (std::size_t i = 0; i < s.worst.size(); ++i) {
     const SummaryWaitInstance& w = s.worst[i];

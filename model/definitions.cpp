@@ -94,6 +94,11 @@ void transfer(Io& io, Defs& d) {
     io.str(p.location_name);
     io.pod(p.locations);
     io.pod(p.events);
+    io.seq(p.workers, [&](auto& w) {
+      io.pod(w.location_id);
+      io.str(w.name);
+      io.pod(w.events);
+    });
   });
   io.seq(d.comms, [&](auto& c) {
     io.str(c.name);

@@ -186,7 +186,7 @@ EventIdx LocalTrace::enter_of(EventIdx leave) const {
 std::size_t LocalTrace::bytes_used() const {
   return time.bytes_used() + kind.bytes_used() +
          ref.capacity() * sizeof(std::uint32_t) + p2p.size() * sizeof(P2pRecord) +
-         coll.size() * sizeof(CollRecord);
+         coll.size() * sizeof(CollRecord) + locks.size() * sizeof(LockRecord);
 }
 
 CallpathId CallTree::find_or_add(CallpathId parent, RegionId region) {

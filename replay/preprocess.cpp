@@ -116,8 +116,13 @@ CallTree unify_call_trees(const World& world, const std::vector<CallTree>& local
   CallTree global;
   add_flat(global, global_flat);
   // Every local call path is in the union: looking it up adds nothing.
-  for (std::size_t i = 0; i < shard.traces.size(); ++i)
-    rewrite(shard.traces[i], add_flat(global, flatten(local[i])), global);
+  for (std::size_t i = 0; i < shard.traces.size(); ++i) {
+    const std::vector<std::uint32_t> map = add_flat(global, flatten(local[i]));
+    rewrite(shard.traces[i], map, global);
+    // A rank's threads share its local tree (their call paths hang below the master's).
+    if (i < shard.workers.size())
+      for (LocalTrace& worker : shard.workers[i]) rewrite(worker, map, global);
+  }
   return global;
 }
 

@@ -9,6 +9,7 @@
 
 #include "analysis/critical_path.hpp"
 #include "analysis/indicators.hpp"
+#include "analysis/openmp.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/root_cause.hpp"
 #include "analysis/summary.hpp"
@@ -98,17 +99,28 @@ class Pipeline {
                        " MPI ranks but cpreplay runs on " + std::to_string(world_.size()) +
                        " processes: use at most " + std::to_string(defs_.ranks()) +
                        " (mpirun -np " + std::to_string(defs_.ranks()) + " or fewer)");
-    for (int r = 0; r < defs_.ranks(); ++r)
-      if (defs_.processes[r].locations > 1)
-        throw UsageError(settings_.anchor + ": rank " + std::to_string(r) + " has " +
-                         std::to_string(defs_.processes[r].locations) +
-                         " locations (threads); cpreplay analyzes pure MPI traces only for now");
+    hybrid_ = defs_.hybrid();
+    if (hybrid_) {
+      // Options whose stages do not follow threads yet (issue 17 part 2).
+      const char* option = settings_.partial        ? "--partial"
+                           : settings_.time_correct ? "--time-correct"
+                           : !settings_.timeline.empty() ? "--timeline"
+                           : !settings_.overview.empty() ? "--overview"
+                           : !settings_.what_if.empty()  ? "--what-if"
+                                                         : nullptr;
+      if (option)
+        throw UsageError(settings_.anchor + ": " + option +
+                         " is not available for hybrid MPI+OpenMP traces yet (rank 0 has " +
+                         std::to_string(defs_.processes[0].locations) + " threads)");
+    }
     // The block of trace ranks this process analyzes (docs/replay-engine.md §1).
     shard_ = Shard(RankBlocks(defs_.ranks(), world_.size()), world_.rank());
     phase_end(std::to_string(defs_.ranks()) + " ranks, " +
                   std::to_string(defs_.regions.size()) + " regions");
     return true;
   }
+
+  bool hybrid() const { return hybrid_; }
 
   /// --read-only: decode the events and report how long that took, nothing else.
   void decode_only() {
@@ -141,9 +153,22 @@ class Pipeline {
     world_.agree([&] {
       shard_.traces.resize(shard_.size());
       local_trees_.resize(shard_.size());
-      for (Rank r = shard_.first(); r < shard_.last(); ++r)
-        shard_.of(r) = io::read_events(settings_.anchor, defs_, r, local_trees_[shard_.index(r)],
-                                       settings_.partial);
+      if (hybrid_) shard_.workers.resize(shard_.size());
+      for (Rank r = shard_.first(); r < shard_.last(); ++r) {
+        const std::size_t i = shard_.index(r);
+        std::vector<io::ForkPoint> forks;
+        shard_.of(r) = io::read_events(settings_.anchor, defs_, r, local_trees_[i],
+                                       settings_.partial, hybrid_ ? &forks : nullptr);
+        // The rank's threads, after its master (their call paths hang below the forks).
+        const int threads = static_cast<int>(defs_.processes[r].workers.size());
+        for (int t = 1; t <= threads; ++t)
+          shard_.workers[i].push_back(
+              io::read_worker_events(settings_.anchor, defs_, r, t, local_trees_[i], forks));
+        if (threads > 0) {
+          // The master's map of call paths to regions must cover its threads' paths too.
+          shard_.of(r).region_of_path = shard_.workers[i].back().region_of_path;
+        }
+      }
     });
     release_free_memory();  // the OTF2 reader's buffers
     phase_end(std::to_string(sum_over_ranks(world_, shard_.events())) + " events");
@@ -156,8 +181,19 @@ class Pipeline {
     tree_ = replay::unify_call_trees(world_, local_trees_, shard_);
     std::vector<CallTree>().swap(local_trees_);
     sev_.assign(shard_.size(), analysis::Severity(tree_.size()));
-    for (std::size_t i = 0; i < shard_.size(); ++i)
-      analysis::profile_pass(defs_, tree_, shard_.traces[i], sev_[i]);
+    if (hybrid_) {
+      // Every thread of a rank is here: the OpenMP pass runs in memory (replay-engine.md §4).
+      worker_sev_.resize(shard_.size());
+      for (std::size_t i = 0; i < shard_.size(); ++i) {
+        worker_sev_[i].assign(shard_.workers[i].size(), analysis::Severity(tree_.size()));
+        std::vector<analysis::Severity*> sevs{&sev_[i]};
+        for (analysis::Severity& w : worker_sev_[i]) sevs.push_back(&w);
+        analysis::openmp_profile_pass(defs_, tree_, shard_.traces[i], shard_.workers[i], sevs);
+      }
+    } else {
+      for (std::size_t i = 0; i < shard_.size(); ++i)
+        analysis::profile_pass(defs_, tree_, shard_.traces[i], sev_[i]);
+    }
     phase_end(std::to_string(tree_.size()) + " call paths");
   }
 
@@ -233,7 +269,12 @@ class Pipeline {
   /// metric tree's final shape.
   void reduce() {
     progress_.begin("reduce");
-    path_ = analysis::indicator_pass(world_, shard_.blocks, tree_, cp_, sev_);
+    if (!hybrid_) path_ = analysis::indicator_pass(world_, shard_.blocks, tree_, cp_, sev_);
+    for (std::vector<analysis::Severity>& threads : worker_sev_)
+      for (analysis::Severity& sev : threads) {
+        analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
+        analysis::finalize_metric_tree(sev);
+      }
     stretches_.clear();
     for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
     std::vector<analysis::CriticalPathResult>().swap(cp_);  // per-call-path arrays, done
@@ -241,7 +282,8 @@ class Pipeline {
       analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
       analysis::finalize_metric_tree(sev);
     }
-    phase_end("critical path " + std::to_string(path_.length) + " s");
+    phase_end(hybrid_ ? std::string("OpenMP threads")
+                      : "critical path " + std::to_string(path_.length) + " s");
   }
 
   /// What if: the gains of zeroing, balancing and rebalancing the top call paths, the
@@ -309,7 +351,7 @@ class Pipeline {
       if (world_.rank() == 0) writer_ = std::make_unique<io::CubeWriter>(output_, report_def());
     });
     world_.agree([&] {
-      gather_and_write(world_, shard_.blocks, tree_, sev_, writer_.get());
+      gather_and_write(world_, defs_, shard_.blocks, tree_, sev_, worker_sev_, writer_.get());
       if (writer_) writer_->commit();
     });
     phase_end(output_);
@@ -318,6 +360,8 @@ class Pipeline {
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
     Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_, path_);
+    if (hybrid_)
+      analysis::add_openmp_summary(world_, defs_, tree_, shard_, sev_, worker_sev_, summary);
     describe_run(summary);
     if (what_if_ran_ && world_.rank() == 0)
       analysis::describe_what_if(summary, what_if_, defs_, tree_);
@@ -473,7 +517,10 @@ class Pipeline {
   Shard shard_;
   std::vector<CallTree> local_trees_;  ///< per rank of the shard, until unified
   CallTree tree_;
-  std::vector<analysis::Severity> sev_;  ///< per held rank
+  std::vector<analysis::Severity> sev_;  ///< per held rank (its master thread)
+  /// Hybrid traces: per held rank, threads 1, 2, ... (time, visits and OpenMP metrics).
+  std::vector<std::vector<analysis::Severity>> worker_sev_;
+  bool hybrid_ = false;  ///< several threads per rank
   replay::PartialCut cut_;
   /// Per held rank: --time-correct only; consumed by the wait-state pass.
   std::vector<replay::MessageTable> messages_;
@@ -500,10 +547,17 @@ void run(const Settings& settings, replay::World& world) {
   p.load_events();
   p.preprocess();
   p.forward();
-  p.backward();
-  if (!settings.no_root_cause) p.root_causes();
+  if (!p.hybrid()) {
+    p.backward();
+    if (!settings.no_root_cause) p.root_causes();
+  } else if (world.rank() == 0) {
+    std::fprintf(stderr,
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the critical path, performance impact, "
+                 "root causes (delay costs) and what-if analyses do not follow threads yet and "
+                 "are left out of the report\n");
+  }
   p.reduce();
-  p.what_if();
+  if (!p.hybrid()) p.what_if();
   p.export_views();
   p.write_report();
   p.summarize();

@@ -9,16 +9,25 @@
 
 namespace cpreplay::tools {
 
+std::vector<analysis::Metric> report_metrics(const Definitions& defs) {
+  const bool hybrid = defs.hybrid();
+  std::vector<analysis::Metric> out;
+  for (const auto& m : analysis::metric_table())
+    if (hybrid ? !analysis::is_backward(m.id) : !analysis::is_openmp(m.id)) out.push_back(m.id);
+  return out;
+}
+
 io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
                                   const std::string& creator) {
   io::CubeReportDef def;
   def.attributes = {{"Creator", creator}, {"CUBE_CT_AGGR", "SUM"}};
   def.mirrors = {"https://apps.fz-juelich.de/scalasca/releases/scalasca/2.6/help/"};
-  const auto& table = analysis::metric_table();
+  const std::vector<analysis::Metric> metrics = report_metrics(defs);
   std::vector<int> index_of(analysis::kMetricCount, -1);
-  for (std::size_t i = 0; i < table.size(); ++i) index_of[static_cast<int>(table[i].id)] =
-      static_cast<int>(i);
-  for (const auto& m : table) {
+  for (std::size_t i = 0; i < metrics.size(); ++i)
+    index_of[static_cast<int>(metrics[i])] = static_cast<int>(i);
+  for (const analysis::Metric id : metrics) {
+    const analysis::MetricInfo& m = analysis::metric_info(id);
     io::CubeMetricDef md;
     md.uniq_name = m.uniq_name;
     md.disp_name = m.disp_name;
@@ -57,53 +66,73 @@ io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
     def.threads.push_back(io::CubeThreadDef{
         p.location_name.empty() ? "CPU thread 0" : p.location_name,
         static_cast<int>(p.location_id >> 32), r});
+    // Worker threads: location rank = thread number, as CubeW writes them.
+    for (std::size_t t = 0; t < p.workers.size(); ++t)
+      def.threads.push_back(io::CubeThreadDef{
+          p.workers[t].name.empty() ? "CPU thread " + std::to_string(t + 1) : p.workers[t].name,
+          static_cast<int>(t + 1), r});
   }
   return def;
 }
 
-void gather_and_write(const replay::World& world, const RankBlocks& blocks, const CallTree& tree,
-                      const std::vector<analysis::Severity>& sevs, io::CubeWriter* writer) {
-  const auto& table = analysis::metric_table();
+void gather_and_write(const replay::World& world, const Definitions& defs,
+                      const RankBlocks& blocks, const CallTree& tree,
+                      const std::vector<analysis::Severity>& sevs,
+                      const std::vector<std::vector<analysis::Severity>>& workers,
+                      io::CubeWriter* writer) {
+  const std::vector<analysis::Metric> metrics = report_metrics(defs);
   const std::size_t n = tree.size();
-  const std::size_t ranks = static_cast<std::size_t>(blocks.ranks());
-  const std::size_t held = sevs.size();
+  // Locations before each rank (rank-major, thread-minor): an O(N) table.
+  std::vector<std::size_t> first_location(static_cast<std::size_t>(blocks.ranks()) + 1, 0);
+  for (int r = 0; r < blocks.ranks(); ++r)
+    first_location[r + 1] = first_location[r] + defs.processes[r].locations;
+  const std::size_t locations = first_location.back();
   // As many metrics per gather as fit in kGatherBytes on process 0 (at least one): a small run
   // needs a single gather, a 10,000-rank one still holds one metric at a time.
   constexpr std::size_t kGatherBytes = std::size_t{32} << 20;
   const std::size_t per_gather = std::max<std::size_t>(
-      1, std::min(table.size(), kGatherBytes / std::max<std::size_t>(1, n * ranks * sizeof(double))));
-  std::vector<double> mine, gathered(world.rank() == 0 ? per_gather * n * ranks : 0);
-  std::vector<double> rows(world.rank() == 0 ? n * ranks : 0);
+      1, std::min(metrics.size(),
+                  kGatherBytes / std::max<std::size_t>(1, n * locations * sizeof(double))));
+  std::vector<double> mine,
+      gathered(world.rank() == 0 ? per_gather * n * locations : 0);
+  std::vector<double> rows(world.rank() == 0 ? n * locations : 0);
   std::vector<int> counts(static_cast<std::size_t>(world.size())),
       displs(static_cast<std::size_t>(world.size()));
   std::exception_ptr error;
-  for (std::size_t first = 0; first < table.size(); first += per_gather) {
-    const std::size_t k = std::min(per_gather, table.size() - first);
-    // Rank by rank, each with its k metrics: process 0 receives the ranks in order.
+  auto append = [&](const analysis::Severity& sev, analysis::Metric id) {
+    const double* row = sev.row(id);
+    if (analysis::metric_info(id).inclusive) {
+      const std::vector<double> incl = analysis::inclusive_along_call_tree(tree, row);
+      mine.insert(mine.end(), incl.begin(), incl.end());
+    } else {
+      mine.insert(mine.end(), row, row + n);
+    }
+  };
+  for (std::size_t first = 0; first < metrics.size(); first += per_gather) {
+    const std::size_t k = std::min(per_gather, metrics.size() - first);
+    // Location by location, each with its k metrics: process 0 receives them in order.
     mine.clear();
-    for (std::size_t r = 0; r < held; ++r)
-      for (std::size_t i = first; i < first + k; ++i) {
-        const double* row = sevs[r].row(table[i].id);
-        if (table[i].inclusive) {
-          const std::vector<double> incl = analysis::inclusive_along_call_tree(tree, row);
-          mine.insert(mine.end(), incl.begin(), incl.end());
-        } else {
-          mine.insert(mine.end(), row, row + n);
-        }
-      }
+    for (std::size_t r = 0; r < sevs.size(); ++r) {
+      for (std::size_t i = first; i < first + k; ++i) append(sevs[r], metrics[i]);
+      if (r < workers.size())
+        for (const analysis::Severity& w : workers[r])
+          for (std::size_t i = first; i < first + k; ++i) append(w, metrics[i]);
+    }
     for (int p = 0; p < world.size(); ++p) {
-      counts[static_cast<std::size_t>(p)] = static_cast<int>(blocks.count(p) * k * n);
-      displs[static_cast<std::size_t>(p)] = static_cast<int>(blocks.first(p) * k * n);
+      const std::size_t a = first_location[blocks.first(p)],
+                        b = first_location[blocks.first(p + 1)];
+      counts[static_cast<std::size_t>(p)] = static_cast<int>((b - a) * k * n);
+      displs[static_cast<std::size_t>(p)] = static_cast<int>(a * k * n);
     }
     MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, gathered.data(),
                 counts.data(), displs.data(), MPI_DOUBLE, 0, world.comm());
     if (world.rank() != 0 || error) continue;
     for (std::size_t j = 0; j < k && !error; ++j) {  // the first write error is the one to report
       bool any = false;
-      for (std::size_t r = 0; r < ranks; ++r)
+      for (std::size_t l = 0; l < locations; ++l)
         for (std::size_t c = 0; c < n; ++c) {
-          const double v = gathered[r * k * n + j * n + c];
-          rows[c * ranks + r] = v;
+          const double v = gathered[l * k * n + j * n + c];
+          rows[c * locations + l] = v;
           any = any || v != 0.0;
         }
       if (!any) continue;

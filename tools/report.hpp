@@ -14,16 +14,28 @@
 
 namespace cpreplay::tools {
 
-/// The Cube definitions (metric tree, regions, call tree, system tree) of a report.
+/// The metrics a report of this trace has, in metric-table order: pure-MPI traces have no
+/// OpenMP metrics (as scout.mpi's reports); hybrid traces have them but, until the backward
+/// replay follows threads (issue 17 part 2), none of the critical-path, performance-impact,
+/// delay-cost and wait-state-class metrics.
+std::vector<analysis::Metric> report_metrics(const Definitions& defs);
+
+/// The Cube definitions (metric tree, regions, call tree, system tree) of a report. The system
+/// tree has one location per thread under its rank (location rank = thread number), in
+/// rank-major order, as CubeW writes it.
 io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
                                   const std::string& creator);
 
-/// Gathers every metric's values of every rank (sevs[i]: the i-th held rank) to process 0 and
-/// writes them with `writer` (non-null only on process 0), rows in rank order. `time` is made
-/// inclusive along the call tree; all others stay exclusive. Errors of the writer on process 0
-/// are rethrown after all processes took part in the gathers.
+/// Gathers every report metric's values of every location to process 0 and writes them with
+/// `writer` (non-null only on process 0), rows in location order (rank-major, thread-minor).
+/// sevs[i] is the i-th held rank's master thread, workers[i][t-1] (if any) its thread t.
+/// `time` is made inclusive along the call tree; all others stay exclusive. Errors of the writer
+/// on process 0 are rethrown after all processes took part in the gathers.
 /// MPI: collective on world.
-void gather_and_write(const replay::World& world, const RankBlocks& blocks, const CallTree& tree,
-                      const std::vector<analysis::Severity>& sevs, io::CubeWriter* writer);
+void gather_and_write(const replay::World& world, const Definitions& defs,
+                      const RankBlocks& blocks, const CallTree& tree,
+                      const std::vector<analysis::Severity>& sevs,
+                      const std::vector<std::vector<analysis::Severity>>& workers,
+                      io::CubeWriter* writer);
 
 }  // namespace cpreplay::tools

@@ -63,14 +63,23 @@ struct SystemTreeNode {
   std::uint32_t parent = UINT32_MAX;  ///< index into Definitions::system_nodes, or none
 };
 
+/// A worker thread of a hybrid MPI+OpenMP process (thread number >= 1).
+struct WorkerThread {
+  std::uint64_t location_id = 0;  ///< OTF2 id, Score-P's (thread << 32) | rank
+  std::string name;               ///< e.g. "OMP thread 2"
+  std::uint64_t events = 0;       ///< records of the location (an upper bound of its events)
+};
+
 /// One MPI process (OTF2 location group of type PROCESS); its index is the world rank.
 struct Process {
   std::string name;                 ///< e.g. "MPI Rank 3"
   std::uint32_t system_node = 0;    ///< index into Definitions::system_nodes
-  std::uint64_t location_id = 0;    ///< OTF2 id of its (single) location
+  std::uint64_t location_id = 0;    ///< OTF2 id of its master thread (thread 0)
   std::string location_name;        ///< e.g. "Master thread"
-  std::uint32_t locations = 0;      ///< number of locations; > 1 means threads (refused)
-  std::uint64_t events = 0;         ///< records of its location (an upper bound of its events)
+  std::uint32_t locations = 0;      ///< CPU-thread locations: 1 + workers.size()
+  std::uint64_t events = 0;         ///< records of the master thread (an upper bound of its events)
+  /// Threads 1, 2, ... in thread-number order (docs/replay-engine.md §1); empty for pure MPI.
+  std::vector<WorkerThread> workers;
 };
 
 /// A communicator: the world ranks of its members, indexed by communicator-local rank.
@@ -98,6 +107,12 @@ struct Definitions {
 
   const Region& region(RegionId id) const { return regions[id.value]; }
   int ranks() const { return static_cast<int>(processes.size()); }
+  /// True when some rank has more than one thread (a hybrid MPI+OpenMP trace).
+  bool hybrid() const {
+    for (const Process& p : processes)
+      if (!p.workers.empty()) return true;
+    return false;
+  }
 };
 
 /// Definitions as bytes and back, for handing them from the rank that read them to the others.

@@ -26,6 +26,19 @@ enum class EventKind : std::uint8_t {
   RequestCancelled, ///< MpiRequestCancelled
   CollBegin,        ///< MpiCollectiveBegin
   CollEnd,          ///< MpiCollectiveEnd
+  // OpenMP (hybrid traces). Four kinds for six OTF2 records: the kind column has 4 bits.
+  ThreadFork,       ///< ThreadFork (master thread): ref = requested team size
+  ThreadJoin,       ///< ThreadJoin (master thread): ref = 0
+  ThreadTeam,       ///< ThreadTeamBegin (ref = 0) or ThreadTeamEnd (ref = 1)
+  ThreadLock,       ///< ThreadAcquireLock or ThreadReleaseLock: ref = index into locks
+};
+
+/// Side record of a ThreadLock event. 12 B, one per lock acquisition or release.
+struct LockRecord {
+  std::uint32_t lock = 0;   ///< lock id (per process)
+  std::uint32_t order = 0;  ///< acquisition order, from 1 per lock and process
+  bool acquire = false;     ///< acquire (true) or release
+  bool openmp = false;      ///< the lock's paradigm is OpenMP (others are kept, not analyzed)
 };
 
 /// OTF2 collective operation types (same numbering as OTF2_CollectiveOp).
@@ -148,7 +161,7 @@ class KindColumn {
   std::size_t bytes_used() const { return packed_.capacity(); }
 
  private:
-  static_assert(static_cast<int>(EventKind::CollEnd) < 16, "event kinds must fit in 4 bits");
+  static_assert(static_cast<int>(EventKind::ThreadLock) < 16, "event kinds must fit in 4 bits");
   std::vector<std::uint8_t> packed_;
   std::size_t size_ = 0;
 };
@@ -159,6 +172,7 @@ class KindColumn {
 /// found by scanning (cached, so a pass in event order scans each call once).
 struct LocalTrace {
   Rank rank = 0;
+  int thread = 0;  ///< thread number within the rank: 0 = master (MPI events only there)
   TimeColumn time;
   KindColumn kind;
   /// Enter/Leave: the call path of the region (local ids while reading, global ids after
@@ -176,6 +190,8 @@ struct LocalTrace {
   std::deque<CollRecord> coll;
   /// coll index * 2 (+ 1 for received) -> bytes, for counts of 4 GiB and more.
   std::unordered_map<std::uint64_t, std::uint64_t> long_coll_bytes;
+  /// ThreadLock side records (hybrid traces only; empty otherwise).
+  std::deque<LockRecord> locks;
   /// The rank's events stop mid-run (regions left open, or a damaged file read with
   /// --partial); such a trace is cut before analysis.
   bool incomplete = false;

@@ -47,6 +47,9 @@ struct Shard {
   RankBlocks blocks;
   int process = 0;  ///< this process's rank among the analysis processes
   std::vector<LocalTrace> traces;
+  /// Hybrid traces: workers[i] holds threads 1, 2, ... of trace rank first() + i (all threads
+  /// of a rank are held by the same process, docs/replay-engine.md §1). Empty for pure MPI.
+  std::vector<std::vector<LocalTrace>> workers;
 
   Shard() = default;
   Shard(RankBlocks b, int p) : blocks(b), process(p) {}
@@ -62,6 +65,8 @@ struct Shard {
   std::uint64_t events() const {
     std::uint64_t n = 0;
     for (const LocalTrace& t : traces) n += t.size();
+    for (const auto& threads : workers)
+      for (const LocalTrace& t : threads) n += t.size();
     return n;
   }
 };

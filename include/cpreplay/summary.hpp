@@ -117,6 +117,31 @@ struct SummaryWhatIf {
   std::uint64_t released = 0;  ///< synchronizations replayed without their partner (cycles)
 };
 
+/// An OpenMP barrier where threads wait (imbalance of the construct before it).
+struct SummaryOmpBarrier {
+  std::string path;       ///< the barrier's call path
+  std::string construct;  ///< the region it ends or stands in, e.g. "!$omp for @a.c:23"
+  double seconds = 0.0;   ///< barrier waiting, all threads
+  std::vector<std::string> last_to_arrive;  ///< "rank.thread" of the threads that waited least
+  std::vector<std::string> waiting_most;    ///< "rank.thread" of the threads that waited most
+  std::vector<double> waiting_most_s;       ///< their waiting, seconds
+};
+
+/// OpenMP results of a hybrid trace (all threads summed in location order).
+struct SummaryOpenMp {
+  bool hybrid = false;
+  int locations = 0;                  ///< thread locations of all ranks
+  double idle_serial = 0.0;           ///< omp_idle_threads less limited parallelism
+  double limited_parallelism = 0.0;   ///< omp_limited_parallelism
+  double management = 0.0;            ///< omp_management
+  double ibarrier_wait = 0.0;         ///< omp_ibarrier_wait
+  double ebarrier_wait = 0.0;         ///< omp_ebarrier_wait
+  double lock_critical = 0.0;         ///< omp_lock_contention_critical
+  double lock_api = 0.0;              ///< omp_lock_contention_api
+  double worker_time = 0.0;           ///< time of the worker threads (in allocation_time)
+  std::vector<SummaryOmpBarrier> barriers;  ///< largest waiting first, at most 3
+};
+
 struct Summary {
   std::string trace;
   std::string report;
@@ -152,6 +177,7 @@ struct Summary {
   std::vector<std::string> findings;       ///< one sentence each
   std::vector<SummaryWaitInstance> worst;  ///< the most severe wait-state instances
   SummaryWhatIf what_if;
+  SummaryOpenMp openmp;                    ///< hybrid traces only (openmp.hybrid)
 };
 
 }  // namespace cpreplay

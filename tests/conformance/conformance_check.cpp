@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Compares a cpreplay report with a conformance expected.json (tolerance of
 // ../shared/conformance/README.md), after checking its XML vocabulary against CubeW 4.6's
-// (docs/cube-report.md): conformance_check REPORT EXPECTED METRIC[,METRIC...]
+// (docs/cube-report.md): conformance_check REPORT EXPECTED METRIC[,METRIC...] [SKIP[,SKIP...]]
+// Hybrid expected.json files key values "rank.thread" and list the threads per rank; SKIP
+// names metrics not compared yet (each is printed with the reason, never passed silently).
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -26,8 +28,9 @@ bool is_count(const std::string& m, const CubeFile& cube) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: conformance_check REPORT.cubex EXPECTED.json METRICS|all\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr,
+                 "usage: conformance_check REPORT.cubex EXPECTED.json METRICS|all [SKIPPED]\n");
     return 2;
   }
   try {
@@ -46,6 +49,27 @@ int main(int argc, char** argv) {
     for (std::string m; std::getline(list, m, ',');)
       if (!m.empty()) wanted.insert(m);
     const bool all = wanted.count("all") != 0;
+    std::set<std::string> skipped;
+    if (argc == 5) {
+      std::stringstream skip_list(argv[4]);
+      for (std::string m; std::getline(skip_list, m, ',');)
+        if (!m.empty()) skipped.insert(m);
+    }
+    // Location l's key in expected.json: "r" (pure MPI) or "r.t" (hybrid; rank-major order,
+    // as Cube and tools/cubex.py enumerate locations).
+    std::vector<std::string> key_of;
+    if (expected.has("threads")) {
+      for (int r = 0; static_cast<int>(key_of.size()) < locations; ++r) {
+        if (!expected["threads"].has(std::to_string(r)))
+          throw std::runtime_error(std::string(argv[2]) + ": threads has no rank " +
+                                   std::to_string(r));
+        const int threads = static_cast<int>(expected["threads"][std::to_string(r)].number);
+        for (int t = 0; t < threads; ++t)
+          key_of.push_back(std::to_string(r) + "." + std::to_string(t));
+      }
+    } else {
+      for (int r = 0; r < locations; ++r) key_of.push_back(std::to_string(r));
+    }
     if (static_cast<int>(cube.location_names.size()) != locations) {
       std::printf("FAIL: report has %zu locations, expected %d\n", cube.location_names.size(),
                   locations);
@@ -54,6 +78,10 @@ int main(int argc, char** argv) {
     int checked = 0, failed = 0;
     for (const auto& [metric, spec] : expected["metrics"].object) {
       if (!all && !wanted.count(metric)) continue;
+      if (skipped.count(metric)) {
+        std::printf("SKIP: %s: not yet: issue 17 part 2\n", metric.c_str());
+        continue;
+      }
       const Json& values = spec["values"];
       std::set<std::string> paths;
       for (const auto& [path, v] : values.object) paths.insert(path);
@@ -74,16 +102,16 @@ int main(int argc, char** argv) {
       for (const std::string& path : paths) {
         for (int r = 0; r < locations; ++r) {
           double exp = 0.0;
-          if (values.has(path) && values[path].has(std::to_string(r)))
-            exp = values[path][std::to_string(r)].number;
+          if (values.has(path) && values[path].has(key_of[r]))
+            exp = values[path][key_of[r]].number;
           const double ours = cube.value(metric, path, r);
           ++checked;
           const double diff = std::fabs(ours - exp);
           const bool ok = count ? diff < 0.5 : diff <= 1e-7 + 1e-6 * std::fabs(exp);
           if (!ok) {
             if (failed < 40)
-              std::printf("FAIL: %s %s rank %d: ours %.12g expected %.12g (diff %.3g)\n",
-                          metric.c_str(), path.c_str(), r, ours, exp, ours - exp);
+              std::printf("FAIL: %s %s location %s: ours %.12g expected %.12g (diff %.3g)\n",
+                          metric.c_str(), path.c_str(), key_of[r].c_str(), ours, exp, ours - exp);
             ++failed;
           }
         }

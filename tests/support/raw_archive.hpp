@@ -42,6 +42,7 @@ struct RawDefs {
     OTF2_StringRef name;
     std::uint64_t events;
     OTF2_LocationGroupRef group;
+    OTF2_LocationType type = OTF2_LOCATION_TYPE_CPU_THREAD;
   };
   struct Region {
     OTF2_RegionRef id;
@@ -250,8 +251,7 @@ inline void write_raw_archive(const std::string& dir, const RawDefs& defs,
   for (std::size_t i = 0; i < defs.locations.size(); ++i) {
     const RawDefs::Location& l = defs.locations[i];
     const std::uint64_t events = l.events == RawDefs::kWrittenCount ? counts[i] : l.events;
-    check(OTF2_GlobalDefWriter_WriteLocation(g, l.id, l.name, OTF2_LOCATION_TYPE_CPU_THREAD,
-                                             events, l.group),
+    check(OTF2_GlobalDefWriter_WriteLocation(g, l.id, l.name, l.type, events, l.group),
           "Location");
   }
   for (const auto& r : defs.regions)

@@ -236,6 +236,98 @@ void TraceWriter::check_peer(int r, int comm, int peer, const char* what) const 
   }
 }
 
+void TraceWriter::push_thread(int r, int thread, Event e) {
+  check_rank(r, "thread event");
+  if (thread < 0 || thread >= threads_)
+    fail("thread " + std::to_string(thread) + " out of range 0.." + std::to_string(threads_ - 1));
+  if (thread == 0) return push(r, e);
+  thread_events_.resize(static_cast<std::size_t>(ranks_));
+  auto& threads = thread_events_[static_cast<std::size_t>(r)];
+  threads.resize(static_cast<std::size_t>(threads_ - 1));
+  auto& list = threads[static_cast<std::size_t>(thread - 1)];
+  if (!list.empty() && e.time < list.back().time)
+    fail("rank " + std::to_string(r) + ", thread " + std::to_string(thread) + ": time goes back");
+  list.push_back(e);
+}
+
+void TraceWriter::thread_enter(int r, int thread, double t, const std::string& region) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::Enter;
+  e.ref = region_ref(region);
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::thread_leave(int r, int thread, double t, const std::string& region) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::Leave;
+  e.ref = region_ref(region);
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::omp_fork(int r, double t, int threads) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::ThreadFork;
+  e.peer = static_cast<std::uint32_t>(threads);
+  push_thread(r, 0, e);
+}
+
+void TraceWriter::omp_join(int r, double t) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::ThreadJoin;
+  push_thread(r, 0, e);
+}
+
+void TraceWriter::omp_team_begin(int r, int thread, double t) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::TeamBegin;
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::omp_team_end(int r, int thread, double t) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::TeamEnd;
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::omp_acquire_lock(int r, int thread, double t, std::uint32_t lock,
+                                   std::uint32_t order) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::AcquireLock;
+  e.ref = lock;
+  e.tag = order;
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::omp_release_lock(int r, int thread, double t, std::uint32_t lock,
+                                   std::uint32_t order) {
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::ReleaseLock;
+  e.ref = lock;
+  e.tag = order;
+  push_thread(r, thread, e);
+}
+
+void TraceWriter::thread_mpi_send(int r, int thread, double t, int dest, int tag,
+                                  std::uint64_t bytes) {
+  check_peer(r, world(), dest, "thread_mpi_send");
+  Event e;
+  e.time = to_ticks(t);
+  e.kind = Kind::MpiSend;
+  e.ref = static_cast<std::uint32_t>(world());
+  e.peer = static_cast<std::uint32_t>(dest);
+  e.tag = static_cast<std::uint32_t>(tag);
+  e.bytes = bytes;
+  push_thread(r, thread, e);
+}
+
 void TraceWriter::push(int r, Event e) {
   auto& list = events_[static_cast<std::size_t>(r)];
   if (!list.empty() && e.time < list.back().time) {
@@ -507,6 +599,7 @@ void TraceWriter::write(const std::string& dir_arg) const {
 
   // ---- events and (empty) local definitions, one location at a time ----
   std::vector<std::uint64_t> event_counts(static_cast<std::size_t>(ranks_), 0);
+  std::vector<std::uint64_t> thread_counts(static_cast<std::size_t>(ranks_ * threads_), 0);
   std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t last = 0;
   for (int thread = 0; thread < threads_; ++thread) {
@@ -515,11 +608,18 @@ void TraceWriter::write(const std::string& dir_arg) const {
       const std::string where = "location " + std::to_string(loc);
       OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc);
       if (w == nullptr) fail(dir + ": OTF2_Archive_GetEvtWriter for " + where + " failed");
-      if (thread == 0) {
+      static const std::vector<Event> kNone;
+      const std::vector<Event>& list =
+          thread == 0 ? events_[static_cast<std::size_t>(r)]
+          : static_cast<std::size_t>(r) < thread_events_.size() &&
+                  thread_events_[static_cast<std::size_t>(r)].size() >=
+                      static_cast<std::size_t>(thread)
+              ? thread_events_[static_cast<std::size_t>(r)][static_cast<std::size_t>(thread - 1)]
+              : kNone;
+      if (thread == 0 || !list.empty()) {
         std::size_t index = 0;
-        const auto& list = events_[static_cast<std::size_t>(r)];
         const std::size_t keep =
-            keep_fraction_.empty()
+            keep_fraction_.empty() || thread != 0
                 ? list.size()
                 : static_cast<std::size_t>(static_cast<double>(list.size()) *
                                            keep_fraction_[static_cast<std::size_t>(r)]);
@@ -597,16 +697,43 @@ void TraceWriter::write(const std::string& dir_arg) const {
                     what + ": Metric");
               break;
             }
+            case Kind::ThreadFork:
+              check(OTF2_EvtWriter_ThreadFork(w, nullptr, e.time, OTF2_PARADIGM_OPENMP, e.peer),
+                    dir, what + ": ThreadFork");
+              break;
+            case Kind::ThreadJoin:
+              check(OTF2_EvtWriter_ThreadJoin(w, nullptr, e.time, OTF2_PARADIGM_OPENMP), dir,
+                    what + ": ThreadJoin");
+              break;
+            case Kind::TeamBegin:
+              check(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, e.time, 0), dir,
+                    what + ": ThreadTeamBegin");
+              break;
+            case Kind::TeamEnd:
+              check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, e.time, 0), dir,
+                    what + ": ThreadTeamEnd");
+              break;
+            case Kind::AcquireLock:
+              check(OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, e.time, OTF2_PARADIGM_OPENMP,
+                                                     e.ref, e.tag),
+                    dir, what + ": ThreadAcquireLock");
+              break;
+            case Kind::ReleaseLock:
+              check(OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, e.time, OTF2_PARADIGM_OPENMP,
+                                                     e.ref, e.tag),
+                    dir, what + ": ThreadReleaseLock");
+              break;
           }
         }
         std::uint64_t n = 0;
         check(OTF2_EvtWriter_GetNumberOfEvents(w, &n), dir,
               where + ": OTF2_EvtWriter_GetNumberOfEvents");
-        if (n != events_[static_cast<std::size_t>(r)].size()) {
+        if (n != list.size()) {
           fail(dir + ": " + where + ": OTF2 counted " + std::to_string(n) + " events, expected " +
-               std::to_string(events_[static_cast<std::size_t>(r)].size()));
+               std::to_string(list.size()));
         }
-        event_counts[static_cast<std::size_t>(r)] = n;
+        if (thread == 0) event_counts[static_cast<std::size_t>(r)] = n;
+        else thread_counts[static_cast<std::size_t>(r) * threads_ + thread] = n;
       }
       // Score-P writes a local definition file per location; ours is empty (no mappings or
       // clock offsets), like the python writer's.
@@ -669,7 +796,9 @@ void TraceWriter::write(const std::string& dir_arg) const {
         strings.ref(thread == 0 ? std::string("Master thread") : "OMP thread " + std::to_string(thread));
     strings.flush(g, dir);
     for (int r = 0; r < ranks_; ++r) {
-      const std::uint64_t count = thread == 0 ? event_counts[static_cast<std::size_t>(r)] : 0;
+      const std::uint64_t count = thread == 0
+                                      ? event_counts[static_cast<std::size_t>(r)]
+                                      : thread_counts[static_cast<std::size_t>(r) * threads_ + thread];
       check(OTF2_GlobalDefWriter_WriteLocation(g, location_id(r, thread), name,
                                                OTF2_LOCATION_TYPE_CPU_THREAD, count,
                                                static_cast<OTF2_LocationGroupRef>(r)),
@@ -686,6 +815,16 @@ void TraceWriter::write(const std::string& dir_arg) const {
     if (id == 0) {  // Score-P names the program region after the executable
       role = OTF2_REGION_ROLE_ARTIFICIAL;
       paradigm = OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+    } else if (name.rfind("!$omp ", 0) == 0 || name.rfind("omp_", 0) == 0) {
+      paradigm = OTF2_PARADIGM_OPENMP;
+      file = strings.ref("hybrid.c");
+      const std::string construct = name.substr(0, name.find(" @"));
+      if (construct == "!$omp parallel") role = OTF2_REGION_ROLE_PARALLEL;
+      else if (construct == "!$omp for") role = OTF2_REGION_ROLE_LOOP;
+      else if (construct == "!$omp barrier") role = OTF2_REGION_ROLE_BARRIER;
+      else if (construct == "!$omp implicit barrier") role = OTF2_REGION_ROLE_IMPLICIT_BARRIER;
+      else if (construct == "!$omp critical") role = OTF2_REGION_ROLE_CRITICAL;
+      else if (construct == "!$omp critical sblock") role = OTF2_REGION_ROLE_CRITICAL_SBLOCK;
     } else if (name.rfind("MPI_", 0) == 0) {
       role = mpi_role(name);
       paradigm = OTF2_PARADIGM_MPI;

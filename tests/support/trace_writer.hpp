@@ -70,8 +70,8 @@ class TraceWriter {
   /// Spreads the ranks over `nodes` system-tree nodes node00, node01, ...: rank r on r*nodes/P.
   void set_nodes(int nodes);
   /// Total CPU_THREAD locations per process, master included (default 1). Thread t >= 1 of rank r
-  /// is location `(t << 32) | r`, named `OMP thread t`, and has no events. Used to build traces
-  /// that a pure-MPI analyzer refuses.
+  /// is location `(t << 32) | r`, named `OMP thread t`; it has the events given with the
+  /// thread_* and omp_* calls below (none by default).
   void set_threads_per_process(int n);
   /// Arguments recorded in every ProgramBegin (program name = executable).
   void set_program_arguments(std::vector<std::string> args);
@@ -105,6 +105,25 @@ class TraceWriter {
   /// for PAPI counters, metric member 0 `PAPI_TOT_CYC` and a SYNCHRONOUS_STRICT metric class 0
   /// that the events reference. Readers are expected to skip these events.
   void metric(int r, double t);
+
+  // ---- OpenMP (Score-P's OPARI2 conventions, ../shared/conformance-hybrid/README.md) ----
+  // Regions named "!$omp parallel @f:l", "!$omp for @f:l", "!$omp barrier @f:l",
+  // "!$omp implicit barrier @f:l", "!$omp critical @f:l", "!$omp critical sblock @f:l" get the
+  // OPENMP paradigm and the matching role, "omp_*_lock" the OPENMP paradigm. Thread 0 is the
+  // master (the same events as enter()/leave()). Team events name MPI_COMM_WORLD as their
+  // thread team (readers ignore it).
+  void thread_enter(int r, int thread, double t, const std::string& region);
+  void thread_leave(int r, int thread, double t, const std::string& region);
+  /// ThreadFork (paradigm OPENMP) and ThreadJoin on rank r's master thread.
+  void omp_fork(int r, double t, int threads);
+  void omp_join(int r, double t);
+  void omp_team_begin(int r, int thread, double t);
+  void omp_team_end(int r, int thread, double t);
+  /// ThreadAcquireLock / ThreadReleaseLock (paradigm OPENMP); orders count from 1 per lock.
+  void omp_acquire_lock(int r, int thread, double t, std::uint32_t lock, std::uint32_t order);
+  void omp_release_lock(int r, int thread, double t, std::uint32_t lock, std::uint32_t order);
+  /// An MPI_Send event on a worker thread (for the refusal tests).
+  void thread_mpi_send(int r, int thread, double t, int dest, int tag, std::uint64_t bytes);
 
   // ---- composites, Score-P style ----
   /// Enter t0, Leave t1.
@@ -150,7 +169,13 @@ class TraceWriter {
     RequestCancelled,
     CollBegin,
     CollEnd,
-    Metric
+    Metric,
+    ThreadFork,
+    ThreadJoin,
+    TeamBegin,
+    TeamEnd,
+    AcquireLock,
+    ReleaseLock
   };
 
   /// One recorded event; fields unused by a kind stay zero.
@@ -171,6 +196,7 @@ class TraceWriter {
   };
 
   void push(int r, Event e);
+  void push_thread(int r, int thread, Event e);
   void check_rank(int r, const char* what) const;
   void check_peer(int r, int comm, int peer, const char* what) const;
   std::uint32_t region_ref(const std::string& name);
@@ -185,6 +211,7 @@ class TraceWriter {
   std::unordered_map<std::string, std::uint32_t> region_ids_;
   std::vector<Comm> comms_;           // index = comm ref
   std::vector<std::vector<Event>> events_;  // per rank (master thread)
+  std::vector<std::vector<std::vector<Event>>> thread_events_;  // [rank][thread - 1]
   bool has_metric_ = false;
   std::vector<std::int64_t> skew_;      // ticks added per rank at write time
   std::vector<double> keep_fraction_;   // events kept per rank at write time

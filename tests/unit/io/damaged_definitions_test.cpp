@@ -193,6 +193,17 @@ TEST(DamagedDefinitions, LocationNamesUndefinedLocationGroup) {
   EXPECT_EQ(definitions_error(d), "location 1 names undefined location group 5");
 }
 
+// Hybrid traces: only CPU threads are analyzed; any other location of a rank is refused in one
+// line naming the rank and the thread (Score-P's id: thread << 32 | rank).
+TEST(DamagedDefinitions, AcceleratorLocationOfARank_RefusedNamingRankAndThread) {
+  RawDefs d = good();
+  d.locations.push_back({(std::uint64_t{1} << 32) | 1, RawDefs::kMaster, 0, 1,
+                         OTF2_LOCATION_TYPE_ACCELERATOR_STREAM});
+  EXPECT_EQ(definitions_error(d),
+            "rank 1, thread 1: location 4294967297 (Master thread) is not a CPU thread (OTF2 "
+            "location type 2); cpreplay analyzes MPI ranks and their CPU threads only");
+}
+
 TEST(DamagedDefinitions, LocationWithUndefinedId) {
   RawDefs d = good();
   d.locations.push_back({OTF2_UNDEFINED_LOCATION, RawDefs::kMaster, 0, 1});

@@ -32,8 +32,8 @@ Definitions sample() {
   d.regions = {main, send, Region{}};
   d.system_nodes = {SystemTreeNode{"machine", "machine", UINT32_MAX},
                     SystemTreeNode{"node 0", "node", 0}};
-  d.processes = {Process{"MPI Rank 0", 1, 7, "Master thread", 1, 1000},
-                 Process{"MPI Rank 1", 1, 9, "Master thread", 1, 5'000'000'000ull}};
+  d.processes = {Process{"MPI Rank 0", 1, 7, "Master thread", 1, 1000, {}},
+                 Process{"MPI Rank 1", 1, 9, "Master thread", 1, 5'000'000'000ull, {}}};
   Communicator world{"MPI_COMM_WORLD", {0, 1}, false};
   Communicator self{"MPI_COMM_SELF", {}, true};
   Communicator reversed{"row \xc3\xa9", {1, 0}, false};  // non-ASCII name

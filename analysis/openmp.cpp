@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// OpenMP metrics of one rank, computed in memory over its thread locations (docs/openmp.md).
+#include "analysis/openmp.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "analysis/profile.hpp"
+#include "cpreplay/error.hpp"
+
+namespace cpreplay::analysis {
+
+OmpConstruct omp_construct(const Region& region) {
+  // PEARL's classify_omp: the name up to " @file:line".
+  std::string name = region.name;
+  const auto at = name.find(" @");
+  if (at != std::string::npos) name.resize(at);
+  if (name == "!$omp parallel") return OmpConstruct::Parallel;
+  if (name == "!$omp barrier") return OmpConstruct::ExplicitBarrier;
+  if (name == "!$omp implicit barrier" || name == "!$omp ibarrier")
+    return OmpConstruct::ImplicitBarrier;
+  return OmpConstruct::None;
+}
+
+namespace {
+
+/// One parallel-region instance: the master's fork and join.
+struct Instance {
+  Ticks fork = 0;
+  Ticks join = 0;
+  std::uint32_t parallel_path = UINT32_MAX;  ///< the master's parallel-region call path
+};
+
+/// One thread's visit of a barrier inside a team.
+struct BarrierVisit {
+  std::uint32_t instance;
+  std::uint32_t seq;     ///< j-th barrier of this thread in the instance
+  std::uint32_t thread;
+  std::uint32_t path;
+  Ticks enter;
+};
+
+struct Acquisition {
+  std::uint32_t thread;
+  std::uint32_t path;   ///< call path of the region the lock is acquired in
+  std::uint32_t lock;
+  std::uint32_t order;
+  Ticks enter;          ///< Enter of that region
+};
+
+[[noreturn]] void fail(const Definitions& defs, const LocalTrace& t, EventIdx e,
+                       const std::string& what) {
+  throw TraceError(defs.anchor_path + ": rank " + std::to_string(t.rank) +
+                   (t.thread != 0 ? ", thread " + std::to_string(t.thread) : std::string()) +
+                   ", event " + std::to_string(e) + ": " + what);
+}
+
+/// The master's forks and joins, in order (no nesting: the reader refuses it).
+std::vector<Instance> instances_of(const Definitions& defs, const LocalTrace& master) {
+  std::vector<Instance> out;
+  bool open = false;
+  for (EventIdx e = 0; e < master.size(); ++e) {
+    const EventKind k = master.kind[e];
+    if (k == EventKind::ThreadFork) {
+      if (open) fail(defs, master, e, "OpenMP fork before the previous fork's join");
+      out.push_back(Instance{master.time[e], master.time[e], UINT32_MAX});
+      open = true;
+    } else if (k == EventKind::ThreadJoin) {
+      if (!open) fail(defs, master, e, "OpenMP join without a fork");
+      out.back().join = master.time[e];
+      open = false;
+    }
+  }
+  if (open && !out.empty()) out.back().join = master.time.back();
+  return out;
+}
+
+/// The instance whose fork is the latest at or before t (none: UINT32_MAX).
+std::uint32_t instance_at(const std::vector<Instance>& inst, Ticks t) {
+  auto it = std::upper_bound(inst.begin(), inst.end(), t,
+                             [](Ticks x, const Instance& i) { return x < i.fork; });
+  return it == inst.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - inst.begin() - 1);
+}
+
+}  // namespace
+
+void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
+                         const std::vector<LocalTrace>& workers,
+                         const std::vector<Severity*>& sevs) {
+  const Clock& clock = defs.clock;
+  const std::size_t threads = workers.size() + 1;
+  const std::size_t paths = tree.size();
+  auto thread_trace = [&](std::size_t t) -> const LocalTrace& {
+    return t == 0 ? master : workers[t - 1];
+  };
+  std::vector<OmpConstruct> construct(paths);
+  std::vector<bool> in_parallel(paths, false);  // the call path is (below) a parallel region
+  for (std::uint32_t c = 0; c < paths; ++c) {
+    const auto& node = tree.node(CallpathId{c});
+    construct[c] = omp_construct(defs.region(node.region));
+    in_parallel[c] = construct[c] == OmpConstruct::Parallel ||
+                     (node.parent.valid() && in_parallel[node.parent.value]);
+  }
+
+  std::vector<Instance> inst = instances_of(defs, master);
+  // Which threads took part in which instance (limited parallelism: the others did not).
+  std::vector<std::uint8_t> took_part(inst.size() * threads, 0);
+  std::vector<std::vector<double>> management(threads, std::vector<double>(paths, 0.0));
+  std::vector<BarrierVisit> barriers;
+  std::vector<Acquisition> acquisitions;
+  std::unordered_map<std::uint64_t, Ticks> releases;  // (lock, order) -> release time
+
+  for (std::size_t t = 0; t < threads; ++t) {
+    const LocalTrace& trace = thread_trace(t);
+    Severity& sev = *sevs[t];
+    std::vector<EventIdx> open;  // open Enter events
+    std::uint32_t team = UINT32_MAX, seq = 0;
+    for (EventIdx e = 0; e < trace.size(); ++e) {
+      const Ticks time = trace.time[e];
+      switch (trace.kind[e]) {
+        case EventKind::ThreadTeam:
+          if (trace.ref[e] == 0) {
+            team = instance_at(inst, time);
+            if (team == UINT32_MAX)
+              fail(defs, trace, e, "thread team begins before any OpenMP fork of the master");
+            took_part[team * threads + t] = 1;
+            seq = 0;
+          } else {
+            team = UINT32_MAX;
+          }
+          break;
+        case EventKind::Enter: {
+          open.push_back(e);
+          const std::uint32_t cp = trace.ref[e];
+          if (construct[cp] == OmpConstruct::Parallel) {
+            const std::uint32_t k = team != UINT32_MAX ? team : instance_at(inst, time);
+            if (k == UINT32_MAX) fail(defs, trace, e, "parallel region entered without a fork");
+            if (t == 0) inst[k].parallel_path = cp;
+            // scout's OMP_MGMT_FORK: from the fork to this thread's Enter.
+            const double idle = time > inst[k].fork ? clock.span(inst[k].fork, time) : 0.0;
+            sev.add(Metric::OmpFork, cp, idle);
+            management[t][cp] += idle;
+          } else if ((construct[cp] == OmpConstruct::ExplicitBarrier ||
+                      construct[cp] == OmpConstruct::ImplicitBarrier) &&
+                     team != UINT32_MAX) {
+            barriers.push_back(BarrierVisit{team, seq++, static_cast<std::uint32_t>(t), cp, time});
+          }
+          break;
+        }
+        case EventKind::Leave: {
+          const std::uint32_t cp = trace.ref[e];
+          open.pop_back();
+          if (construct[cp] != OmpConstruct::Parallel) break;
+          const std::uint32_t k = team != UINT32_MAX ? team : instance_at(inst, time);
+          if (k == UINT32_MAX) break;
+          // scout's OMP_MGMT_JOIN: from this thread's Leave to the master's join.
+          if (inst[k].join > time) management[t][cp] += clock.span(time, inst[k].join);
+          break;
+        }
+        case EventKind::ThreadLock: {
+          const LockRecord& lock = trace.locks[trace.ref[e]];
+          if (!lock.openmp) break;
+          const std::uint64_t key = (std::uint64_t{lock.lock} << 32) | lock.order;
+          if (!lock.acquire) {
+            releases[key] = time;
+          } else if (!open.empty()) {
+            acquisitions.push_back(Acquisition{static_cast<std::uint32_t>(t),
+                                               trace.ref[open.back()], lock.lock, lock.order,
+                                               trace.time[open.back()]});
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  // Barrier waits: the j-th barrier of every team member is one barrier instance.
+  std::sort(barriers.begin(), barriers.end(), [](const BarrierVisit& a, const BarrierVisit& b) {
+    return a.instance != b.instance ? a.instance < b.instance : a.seq < b.seq;
+  });
+  for (std::size_t i = 0; i < barriers.size();) {
+    std::size_t j = i;
+    Ticks last = 0;
+    while (j < barriers.size() && barriers[j].instance == barriers[i].instance &&
+           barriers[j].seq == barriers[i].seq)
+      last = std::max(last, barriers[j++].enter);
+    for (std::size_t v = i; v < j; ++v) {
+      const BarrierVisit& b = barriers[v];
+      if (last <= b.enter) continue;
+      const Metric m = construct[b.path] == OmpConstruct::ExplicitBarrier ? Metric::OmpEbarrierWait
+                                                                           : Metric::OmpIbarrierWait;
+      sevs[b.thread]->add(m, b.path, clock.span(b.enter, last));
+    }
+    i = j;
+  }
+
+  // Lock contention: the previous acquisition's release - Enter of the acquiring region
+  // (scout's LockTracking; the first acquisition of a lock never waits).
+  for (const Acquisition& a : acquisitions) {
+    if (a.order <= 1) continue;
+    auto it = releases.find((std::uint64_t{a.lock} << 32) | (a.order - 1));
+    if (it == releases.end() || it->second <= a.enter) continue;
+    const Region& region = defs.region(tree.node(CallpathId{a.path}).region);
+    if (region.paradigm != Paradigm::OpenMP) continue;
+    const bool critical =
+        region.role == RegionRole::Critical || region.role == RegionRole::CriticalSblock;
+    sevs[a.thread]->add(critical ? Metric::OmpLockContentionCritical
+                                 : Metric::OmpLockContentionApi,
+                        a.path, clock.span(a.enter, it->second));
+  }
+
+  // time, visits and the breakdown, with management moved into the parallel regions.
+  for (std::size_t t = 0; t < threads; ++t) {
+    profile_pass(defs, tree, thread_trace(t), *sevs[t], &management[t], t == 0);
+    for (std::uint32_t c = 0; c < paths; ++c)
+      sevs[t]->add(Metric::OmpManagement, c, management[t][c]);
+  }
+
+  // Idle threads (docs/openmp.md): while the master runs outside parallel regions every worker
+  // is idle for the master's time there; a worker left out of a team is idle from the fork to
+  // the join (limited parallelism).
+  const double* master_time = sevs[0]->row(Metric::Time);
+  for (std::size_t t = 1; t < threads; ++t) {
+    for (std::uint32_t c = 0; c < paths; ++c)
+      if (!in_parallel[c] && master_time[c] != 0.0)
+        sevs[t]->add(Metric::OmpIdleThreads, c, master_time[c]);
+    for (std::size_t k = 0; k < inst.size(); ++k) {
+      if (took_part[k * threads + t] || inst[k].parallel_path == UINT32_MAX) continue;
+      const double idle = clock.span(inst[k].fork, inst[k].join);
+      sevs[t]->add(Metric::OmpIdleThreads, inst[k].parallel_path, idle);
+      sevs[t]->add(Metric::OmpLimitedParallelism, inst[k].parallel_path, idle);
+    }
+  }
+}
+
+}  // namespace cpreplay::analysis

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The in-memory OpenMP pass of one rank: thread management, barrier and lock waits, idle threads.
+#pragma once
+
+#include <vector>
+
+#include "analysis/metric_table.hpp"
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+
+namespace cpreplay::analysis {
+
+/// What PEARL's name classification says about a region (scout.hyb recognises OpenMP
+/// constructs by name: "!$omp parallel @file:line", ...; conformance-hybrid/README.md).
+enum class OmpConstruct : std::uint8_t { None, Parallel, ExplicitBarrier, ImplicitBarrier };
+OmpConstruct omp_construct(const Region& region);
+
+/// The profile of one rank of a hybrid trace, all its threads: `time`, `visits` and the time
+/// breakdown (profile_pass) on every thread, plus the OpenMP metrics, all as scout.hyb computes
+/// them (scalasca-metrics.md, OpenMP; docs/openmp.md):
+///  - omp_fork: per thread, Enter of the parallel region - the master's ThreadFork;
+///    omp_management: that + (the master's ThreadJoin - the thread's Leave of it); both at the
+///    parallel region's call path, whose `time` includes them on every thread (the master's
+///    enclosing call path loses them);
+///  - omp_ibarrier_wait / omp_ebarrier_wait: the team's last Enter into this barrier instance
+///    (the j-th barrier of the team, j counted per thread) - own Enter, at the barrier;
+///  - omp_lock_contention_critical / _api: release of the lock's previous acquisition - Enter
+///    of the region the acquisition happens in, where positive;
+///  - omp_idle_threads / omp_limited_parallelism (the Cube remapper's, docs/openmp.md).
+/// sevs[t] is thread t's severity (sevs[0]: the master's, which also gets the MPI passes).
+/// Throws TraceError when the threads' OpenMP events do not fit together.
+/// MPI: local (all threads of a rank are held by one process).
+void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
+                         const std::vector<LocalTrace>& workers,
+                         const std::vector<Severity*>& sevs);
+
+}  // namespace cpreplay::analysis

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// End-to-end: hand-timed hybrid MPI+OpenMP scenarios (fork/join, barriers, critical sections,
+// lock API, limited parallelism), analyzed by `mpirun cpreplay`, read back per thread location.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/support/cube_reader.hpp"
+#include "tests/support/json.hpp"
+#include "tests/support/run_cpreplay.hpp"
+#include "tests/support/trace_writer.hpp"
+
+namespace cpreplay::testing {
+namespace {
+
+constexpr double kEps = 1e-9;
+const std::string kPar = "!$omp parallel @a.c:3";
+const std::string kIbar = "!$omp implicit barrier @a.c:5";
+const std::string kEbar = "!$omp barrier @a.c:7";
+const std::string kCrit = "!$omp critical @a.c:9";
+const std::string kSblock = "!$omp critical sblock @a.c:9";
+const std::string kMainPar = "sim.exe/main/" + kPar;
+
+/// Rank 0 of a `threads`-thread trace: program, main, MPI_Init 0-0.1; the caller adds the
+/// parallel regions; closed by end_rank.
+void begin_rank(TraceWriter& w, int r) {
+  w.program_begin(r, 0.0);
+  w.enter(r, 0.0, "main");
+  w.init(r, 0.0, 0.1);
+}
+
+void end_rank(TraceWriter& w, int r) {
+  w.finalize(r, 4.0, 4.5);
+  w.leave(r, 5.0, "main");
+  w.program_end(r, 5.0);
+}
+
+/// Thread t begins the team and enters the parallel region at t0.
+void team_in(TraceWriter& w, int r, int t, double t0) {
+  w.omp_team_begin(r, t, t0);
+  w.thread_enter(r, t, t0, kPar);
+}
+
+void team_out(TraceWriter& w, int r, int t, double t1) {
+  w.thread_leave(r, t, t1, kPar);
+  w.omp_team_end(r, t, t1);
+}
+
+CubeFile analyze(TraceWriter& w, const TempDir& dir, int processes, std::string* err = nullptr) {
+  w.write(dir / "t");
+  const RunResult run =
+      run_cpreplay(processes, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  if (err) *err = run.err;
+  return read_cube(dir / "r.cubex");
+}
+
+// Fork at 1.0; thread t enters the team at 1.1 + 0.1 t, works until 2.0 + 0.5 t, waits in the
+// implicit barrier until 3.1 + 0.05 t; the master joins at 3.4. Locations are rank-major:
+// 0 = rank 0 master, 1 and 2 its threads.
+TEST(OpenMp, ForkJoinAndImplicitBarrier_HandComputed) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(3);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 3);
+  for (int t = 0; t < 3; ++t) {
+    team_in(w, 0, t, 1.1 + 0.1 * t);
+    w.thread_enter(0, t, 1.1 + 0.1 * t, "work");
+    w.thread_leave(0, t, 2.0 + 0.5 * t, "work");
+    w.thread_enter(0, t, 2.0 + 0.5 * t, kIbar);
+    w.thread_leave(0, t, 3.1 + 0.05 * t, kIbar);
+    team_out(w, 0, t, 3.1 + 0.05 * t);
+  }
+  w.omp_join(0, 3.4);
+  end_rank(w, 0);
+  std::string err;
+  const CubeFile cube = analyze(w, dir, 1, &err);
+  ASSERT_EQ(cube.location_names.size(), 3u);
+  EXPECT_EQ(cube.location_names[1], "OMP thread 1");
+  EXPECT_EQ(cube.process_names[2], "MPI Rank 0");
+  EXPECT_NE(err.find("cpreplay: note: hybrid MPI+OpenMP trace"), std::string::npos) << err;
+  EXPECT_EQ(cube.metric("critical_path"), nullptr);  // issue 17 part 2
+  // The last thread arrives at 3.0.
+  const std::string bar = kMainPar + "/" + kIbar;
+  EXPECT_NEAR(cube.value("omp_ibarrier_wait", bar, 0), 1.0, kEps);
+  EXPECT_NEAR(cube.value("omp_ibarrier_wait", bar, 1), 0.5, kEps);
+  EXPECT_EQ(cube.value("omp_ibarrier_wait", bar, 2), 0.0);
+  // Fork: Enter parallel - fork; management adds join - Leave parallel.
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_NEAR(cube.value("omp_fork", kMainPar, t), 0.1 * (t + 1), kEps) << t;
+    EXPECT_NEAR(cube.value("omp_management", kMainPar, t),
+                0.1 * (t + 1) + (3.4 - (3.1 + 0.05 * t)), kEps) << t;
+    // time (stored inclusive) of the parallel region runs from the fork to the join everywhere.
+    EXPECT_NEAR(cube.value("time", kMainPar, t), 2.4, kEps) << t;
+    EXPECT_EQ(cube.value("visits", kMainPar, t), 1.0) << t;
+    EXPECT_NEAR(cube.value("omp_ibarrier", bar, t), 3.1 + 0.05 * t - (2.0 + 0.5 * t), kEps);
+  }
+  EXPECT_NEAR(cube.value("time", "sim.exe", 0), 5.0, kEps);
+  EXPECT_NEAR(cube.value("time", "sim.exe", 1), 2.4, kEps);
+  EXPECT_EQ(cube.value("visits", "sim.exe/main", 1), 0.0);
+  // The master's parallel region time less management is its computation: 2.4 - 0.9 (work)
+  // - 1.1 (barrier) - 0.4 (management) = 0.
+  EXPECT_NEAR(cube.value("comp", kMainPar, 0), 0.0, kEps);
+  // Idle threads: while the master is outside the parallel region (main 2.0 s, MPI_Init 0.1 s,
+  // MPI_Finalize 0.5 s), each worker is idle.
+  for (int t = 1; t < 3; ++t) {
+    EXPECT_NEAR(cube.value("omp_idle_threads", "sim.exe/main", t), 2.0, kEps);
+    EXPECT_NEAR(cube.value("omp_idle_threads", "sim.exe/main/MPI_Init", t), 0.1, kEps);
+    EXPECT_NEAR(cube.value("omp_idle_threads", "sim.exe/main/MPI_Finalize", t), 0.5, kEps);
+    EXPECT_EQ(cube.value("omp_limited_parallelism", kMainPar, t), 0.0);
+  }
+  EXPECT_EQ(cube.value("omp_idle_threads", "sim.exe/main", 0), 0.0);
+}
+
+// The summary's OpenMP part, from the same fork/join scenario: idle threads 2 x 2.6 s, barrier
+// waiting 1.0 + 0.5 s, management 0.4 + 0.45 + 0.5 s, allocation 5.0 + 2 x 2.4 s.
+TEST(OpenMp, SummaryJson_HandComputed) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(3);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 3);
+  for (int t = 0; t < 3; ++t) {
+    team_in(w, 0, t, 1.1 + 0.1 * t);
+    w.thread_enter(0, t, 1.1 + 0.1 * t, "work");
+    w.thread_leave(0, t, 2.0 + 0.5 * t, "work");
+    w.thread_enter(0, t, 2.0 + 0.5 * t, kIbar);
+    w.thread_leave(0, t, 3.1 + 0.05 * t, kIbar);
+    team_out(w, 0, t, 3.1 + 0.05 * t);
+  }
+  w.omp_join(0, 3.4);
+  end_rank(w, 0);
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(
+      1, {"-q", "--json", dir / "s.json", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json j = read_json_file(dir / "s.json");
+  const Json& o = j["openmp"];
+  EXPECT_EQ(j["events"].number, 34.0);  // 18 on the master, 8 on each worker
+  EXPECT_NEAR(j["allocation_time_s"].number, 9.8, kEps);
+  EXPECT_EQ(o["thread_locations"].number, 3.0);
+  EXPECT_NEAR(o["idle_threads_serial_s"].number, 5.2, kEps);
+  EXPECT_NEAR(o["ibarrier_wait_s"].number, 1.5, kEps);
+  EXPECT_NEAR(o["management_s"].number, 1.35, kEps);
+  EXPECT_NEAR(o["worker_time_s"].number, 4.8, kEps);
+  ASSERT_EQ(o["barriers"].array.size(), 1u);
+  const Json& b = o["barriers"].array[0];
+  EXPECT_EQ(b["construct"].string, kPar);
+  EXPECT_EQ(b["last_to_arrive"].array.at(0).string, "0.2");
+  EXPECT_EQ(b["waiting_most"].array.at(0)["thread"].string, "0.0");
+  EXPECT_NEAR(b["waiting_most"].array.at(0)["seconds"].number, 1.0, kEps);
+  ASSERT_GE(j["findings"].array.size(), 2u);
+  EXPECT_EQ(j["findings"].array[0].string.rfind("Idle threads: worker threads are idle for 5.20 s "
+                                                "(53.1 % of the allocation time)", 0),
+            0u) << j["findings"].array[0].string;
+  EXPECT_EQ(j["findings"].array[1].string.rfind("OpenMP imbalance in " + kPar +
+                                                ": threads wait 1.50 s", 0),
+            0u) << j["findings"].array[1].string;
+  EXPECT_NE(run.out.find("idle threads (serial code)"), std::string::npos) << run.out;
+}
+
+// Two parallel regions: an explicit barrier then the implicit one in the first, the implicit one
+// in the second; barrier instances are matched per team, in order.
+TEST(OpenMp, ExplicitAndImplicitBarriers_PerInstance) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 2);
+  for (int t = 0; t < 2; ++t) {
+    team_in(w, 0, t, 1.0);
+    w.thread_enter(0, t, 1.0, "phase1");
+    w.thread_leave(0, t, t == 0 ? 1.5 : 2.0, "phase1");
+    w.thread_enter(0, t, t == 0 ? 1.5 : 2.0, kEbar);
+    w.thread_leave(0, t, 2.1, kEbar);
+    w.thread_enter(0, t, 2.1, "phase2");
+    w.thread_leave(0, t, t == 0 ? 2.1 : 2.3, "phase2");
+    w.thread_enter(0, t, t == 0 ? 2.1 : 2.3, kIbar);
+    w.thread_leave(0, t, 2.3, kIbar);
+    team_out(w, 0, t, 2.3);
+  }
+  w.omp_join(0, 2.3);
+  w.omp_fork(0, 3.0, 2);
+  for (int t = 0; t < 2; ++t) {
+    team_in(w, 0, t, 3.0);
+    w.thread_enter(0, t, 3.0, "phase2");
+    w.thread_leave(0, t, t == 0 ? 3.5 : 3.1, "phase2");
+    w.thread_enter(0, t, t == 0 ? 3.5 : 3.1, kIbar);
+    w.thread_leave(0, t, 3.6, kIbar);
+    team_out(w, 0, t, 3.6);
+  }
+  w.omp_join(0, 3.6);
+  end_rank(w, 0);
+  const CubeFile cube = analyze(w, dir, 1);
+  EXPECT_NEAR(cube.value("omp_ebarrier_wait", kMainPar + "/" + kEbar, 0), 0.5, kEps);
+  EXPECT_EQ(cube.value("omp_ebarrier_wait", kMainPar + "/" + kEbar, 1), 0.0);
+  EXPECT_NEAR(cube.value("omp_ibarrier_wait", kMainPar + "/" + kIbar, 0), 0.2, kEps);
+  EXPECT_NEAR(cube.value("omp_ibarrier_wait", kMainPar + "/" + kIbar, 1), 0.4, kEps);
+  EXPECT_NEAR(cube.value("omp_ebarrier", kMainPar + "/" + kEbar, 0), 0.6, kEps);
+  EXPECT_EQ(cube.value("visits", kMainPar, 1), 2.0);
+}
+
+// Thread 0 holds the critical section 1.1-1.6; thread 1 asks at 1.2 and gets it at 1.6.
+TEST(OpenMp, CriticalSectionContention_HandComputed) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 2);
+  team_in(w, 0, 0, 1.0);
+  team_in(w, 0, 1, 1.0);
+  w.thread_enter(0, 0, 1.1, kCrit);
+  w.omp_acquire_lock(0, 0, 1.1, 7, 1);
+  w.thread_enter(0, 0, 1.1, kSblock);
+  w.thread_leave(0, 0, 1.6, kSblock);
+  w.omp_release_lock(0, 0, 1.6, 7, 1);
+  w.thread_leave(0, 0, 1.6, kCrit);
+  w.thread_enter(0, 1, 1.2, kCrit);
+  w.omp_acquire_lock(0, 1, 1.6, 7, 2);
+  w.thread_enter(0, 1, 1.6, kSblock);
+  w.thread_leave(0, 1, 1.8, kSblock);
+  w.omp_release_lock(0, 1, 1.8, 7, 2);
+  w.thread_leave(0, 1, 1.8, kCrit);
+  w.thread_enter(0, 0, 1.6, kIbar);
+  w.thread_enter(0, 1, 1.8, kIbar);
+  for (int t = 0; t < 2; ++t) {
+    w.thread_leave(0, t, 1.9, kIbar);
+    team_out(w, 0, t, 1.9);
+  }
+  w.omp_join(0, 1.9);
+  end_rank(w, 0);
+  const CubeFile cube = analyze(w, dir, 1);
+  const std::string crit = kMainPar + "/" + kCrit;
+  EXPECT_EQ(cube.value("omp_lock_contention_critical", crit, 0), 0.0);
+  EXPECT_NEAR(cube.value("omp_lock_contention_critical", crit, 1), 0.4, kEps);
+  EXPECT_EQ(cube.value("omp_lock_contention_api", crit, 1), 0.0);
+  EXPECT_NEAR(cube.value("omp_critical", crit, 1), 0.6 - 0.2, kEps);  // critical less sblock
+  EXPECT_NEAR(cube.value("omp_ibarrier_wait", kMainPar + "/" + kIbar, 0), 0.2, kEps);
+}
+
+// omp_set_lock: thread 0 takes lock 3 at 1.1 and frees it at 1.5; thread 1 asks at 1.2.
+TEST(OpenMp, LockApiContention_HandComputed) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 2);
+  team_in(w, 0, 0, 1.0);
+  team_in(w, 0, 1, 1.0);
+  w.thread_enter(0, 0, 1.1, "omp_set_lock");
+  w.omp_acquire_lock(0, 0, 1.1, 3, 1);
+  w.thread_leave(0, 0, 1.1, "omp_set_lock");
+  w.thread_enter(0, 0, 1.5, "omp_unset_lock");
+  w.omp_release_lock(0, 0, 1.5, 3, 1);
+  w.thread_leave(0, 0, 1.5, "omp_unset_lock");
+  w.thread_enter(0, 1, 1.2, "omp_set_lock");
+  w.omp_acquire_lock(0, 1, 1.5, 3, 2);
+  w.thread_leave(0, 1, 1.5, "omp_set_lock");
+  w.thread_enter(0, 1, 1.7, "omp_unset_lock");
+  w.omp_release_lock(0, 1, 1.7, 3, 2);
+  w.thread_leave(0, 1, 1.7, "omp_unset_lock");
+  for (int t = 0; t < 2; ++t) team_out(w, 0, t, 1.8);
+  w.omp_join(0, 1.8);
+  end_rank(w, 0);
+  const CubeFile cube = analyze(w, dir, 1);
+  const std::string set = kMainPar + "/omp_set_lock";
+  EXPECT_EQ(cube.value("omp_lock_contention_api", set, 0), 0.0);
+  EXPECT_NEAR(cube.value("omp_lock_contention_api", set, 1), 0.3, kEps);
+  EXPECT_NEAR(cube.value("omp_lock_api", set, 1), 0.3, kEps);
+  EXPECT_EQ(cube.value("omp_lock_contention_critical", set, 1), 0.0);
+}
+
+// A team of 2 on a rank with 3 threads: thread 2 is idle from the fork to the join.
+TEST(OpenMp, SmallerTeam_LimitedParallelism) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(3);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 2);
+  for (int t = 0; t < 2; ++t) {
+    team_in(w, 0, t, 1.0);
+    team_out(w, 0, t, 2.0);
+  }
+  w.omp_join(0, 2.25);
+  end_rank(w, 0);
+  const CubeFile cube = analyze(w, dir, 1);
+  EXPECT_NEAR(cube.value("omp_limited_parallelism", kMainPar, 2), 1.25, kEps);
+  EXPECT_NEAR(cube.value("omp_idle_threads", kMainPar, 2), 1.25, kEps);
+  EXPECT_EQ(cube.value("omp_limited_parallelism", kMainPar, 1), 0.0);
+  EXPECT_NEAR(cube.value("omp_management", kMainPar, 1), 0.25, kEps);
+  EXPECT_EQ(cube.value("time", kMainPar, 2), 0.0);
+}
+
+// Two ranks with two threads each, MPI on the masters: a Late Sender is found exactly as in a
+// pure-MPI trace, on the master thread's location, also with both ranks on one process.
+TEST(OpenMp, LateSenderOnMasters_SameOnOneProcess) {
+  for (int processes : {2, 1}) {
+    TempDir dir;
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.0);
+        team_out(w, r, t, r == 0 ? 2.0 : 1.5);
+      }
+      w.omp_join(r, r == 0 ? 2.0 : 1.5);
+    }
+    w.send(0, 3.0, 3.1, 1, 7, 64);
+    w.recv(1, 1.6, 3.2, 0, 7, 64);
+    for (int r = 0; r < 2; ++r) end_rank(w, r);
+    const CubeFile cube = analyze(w, dir, processes);
+    ASSERT_EQ(cube.location_names.size(), 4u);
+    // Location 2 is rank 1's master thread.
+    EXPECT_NEAR(cube.value("mpi_latesender", "sim.exe/main/MPI_Recv", 2), 1.4, kEps) << processes;
+    EXPECT_EQ(cube.value("mpi_latesender", "sim.exe/main/MPI_Recv", 3), 0.0);
+    EXPECT_EQ(cube.value("bytes_sent", "sim.exe/main/MPI_Send", 0), 64.0);
+    EXPECT_NEAR(cube.value("time", kMainPar, 3), 0.5, kEps);
+  }
+}
+
+// MPI events on a worker thread: one line naming rank and thread, no report.
+TEST(OpenMp, MpiOnWorkerThread_RefusedWithOneLine) {
+  TempDir dir;
+  TraceWriter w(2);
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) begin_rank(w, r);
+  w.omp_fork(1, 1.0, 2);
+  team_in(w, 1, 0, 1.0);
+  team_in(w, 1, 1, 1.0);
+  w.thread_enter(1, 1, 1.1, "MPI_Send");
+  w.thread_mpi_send(1, 1, 1.1, 0, 1, 8);
+  w.thread_leave(1, 1, 1.2, "MPI_Send");
+  for (int t = 0; t < 2; ++t) team_out(w, 1, t, 1.5);
+  w.omp_join(1, 1.5);
+  for (int r = 0; r < 2; ++r) end_rank(w, r);
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find(dir / "t/traces.otf2" + ": rank 1, thread 1, event 3: MPI message "
+                         "event on a worker thread: cpreplay analyzes hybrid traces whose MPI "
+                         "calls are made by the master thread only (MPI_THREAD_FUNNELED)\n"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("communicator"), std::string::npos) << run.err;
+  EXPECT_FALSE(file_exists(dir / "r.cubex"));
+}
+
+// Stages that do not follow threads yet refuse their options on hybrid traces.
+TEST(OpenMp, TimelineOnHybrid_RefusedWithOneLine) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  end_rank(w, 0);
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(
+      1, {"-q", "--timeline", dir / "tl.json", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(": --timeline is not available for hybrid MPI+OpenMP traces yet (rank 0 "
+                         "has 2 threads)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(file_exists(dir / "r.cubex"));
+  EXPECT_FALSE(file_exists(dir / "tl.json"));
+}
+
+TEST(OpenMp, WhatIfScenarioOnHybrid_RefusedWithOneLine) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  end_rank(w, 0);
+  w.write(dir / "t");
+  const RunResult run = run_cpreplay(
+      1, {"-q", "--what-if", "main=0.5", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(": --what-if is not available for hybrid MPI+OpenMP traces yet (rank 0 "
+                         "has 2 threads)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(file_exists(dir / "r.cubex"));
+}
+
+}  // namespace
+}  // namespace cpreplay::testing
