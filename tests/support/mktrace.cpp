@@ -35,7 +35,9 @@ constexpr std::int64_t kStart = 10;       // Enter main; ProgramBegin is at 0
 /// Data flow of a collective, deciding when each member may leave it.
 enum class Flow { AllToAll, OneToAll, AllToOne, Scan };
 
-enum class OpKind { Enter, Leave, Busy, Send, Recv, Isend, Irecv, Waitall, Coll, Init, Finalize };
+enum class OpKind {
+  Enter, Leave, Busy, Send, Recv, Isend, Irecv, Waitall, Coll, Init, Finalize, ParallelLoop
+};
 
 struct Op {
   Op(OpKind k, std::string n) : kind(k), name(std::move(n)) {}
@@ -115,6 +117,16 @@ class Program {
     o.peer = root;
     ops_.push_back(o);
   }
+  /// An OpenMP `parallel { for { body } }` on every thread of the rank: thread t works
+  /// ns + jitter(rank, t, iteration) in `body`. With one thread per rank: `body` on the master
+  /// alone, no OpenMP events (the pure-MPI twin of the same program).
+  void parallel_loop(const std::string& body, std::int64_t ns, std::int64_t spread, int iteration) {
+    Op o{OpKind::ParallelLoop, body};
+    o.ns = ns;
+    o.bytes = static_cast<std::uint64_t>(spread);
+    o.tag = iteration;
+    ops_.push_back(o);
+  }
   void init() { ops_.push_back({OpKind::Init, "MPI_Init"}); }
   void finalize() { ops_.push_back({OpKind::Finalize, "MPI_Finalize"}); }
 
@@ -124,13 +136,23 @@ class Program {
   std::uint64_t requests_ = 0;
 };
 
+/// Deterministic "noise" in [0, range) ns from rank and iteration.
+std::int64_t jitter(int r, int i, std::int64_t range) {
+  std::uint64_t x = static_cast<std::uint64_t>(r) * 0x9E3779B97F4A7C15ULL +
+                    static_cast<std::uint64_t>(i) * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 32;
+  return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(range));
+}
+
 double sec(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 /// Runs the programs against each other and records their events into the writer.
 class Simulator {
  public:
-  Simulator(std::vector<Program>& progs, TraceWriter& out)
-      : progs_(progs), out_(out), size_(static_cast<int>(progs.size())) {}
+  Simulator(std::vector<Program>& progs, TraceWriter& out, int threads = 1)
+      : progs_(progs), out_(out), size_(static_cast<int>(progs.size())), threads_(threads) {}
 
   void run() {
     const auto P = static_cast<std::size_t>(size_);
@@ -195,6 +217,9 @@ class Simulator {
         break;
       case OpKind::Busy:
         t += op.ns;
+        break;
+      case OpKind::ParallelLoop:
+        t = parallel_loop(r, t, op);
         break;
       case OpKind::Send: {  // eager: completes after the call overhead
         mailbox_[{r, op.peer, op.tag}].push_back({t, op.bytes});
@@ -322,9 +347,60 @@ class Simulator {
     return true;
   }
 
+  /// Score-P's OpenMP events of one parallel loop (../shared/conformance-hybrid/README.md):
+  /// fork on the master, per thread team begin, parallel > for > body, the loop's implicit
+  /// barrier, the region's closing implicit barrier, team end; join on the master. Threads start
+  /// 10 ns apart and leave a barrier 5 ns apart (as real runtimes do). Returns the master's time
+  /// after the join.
+  std::int64_t parallel_loop(int r, std::int64_t f, const Op& op) {
+    const auto spread = static_cast<std::int64_t>(op.bytes);
+    if (threads_ == 1) {
+      out_.enter(r, sec(f), op.name);
+      const std::int64_t end = f + 1 + op.ns + jitter(r, op.tag, spread);
+      out_.leave(r, sec(end), op.name);
+      return end + 1;
+    }
+    static const std::string par = "!$omp parallel @mktrace.c:10";
+    static const std::string loop = "!$omp for @mktrace.c:11";
+    static const std::string ibar = "!$omp implicit barrier @mktrace.c:12";
+    static const std::string pbar = "!$omp implicit barrier @mktrace.c:14";
+    out_.omp_fork(r, sec(f), threads_);
+    std::vector<std::int64_t> at(static_cast<std::size_t>(threads_));
+    for (int th = 0; th < threads_; ++th) {
+      const std::int64_t b = f + 100 + 10 * th;
+      out_.omp_team_begin(r, th, sec(b));
+      out_.thread_enter(r, th, sec(b), par);
+      out_.thread_enter(r, th, sec(b + 1), loop);
+      out_.thread_enter(r, th, sec(b + 2), op.name);
+      const std::int64_t w = op.ns + jitter(r * 64 + th, op.tag, spread);
+      out_.thread_leave(r, th, sec(b + 2 + w), op.name);
+      at[static_cast<std::size_t>(th)] = b + 3 + w;
+      out_.thread_enter(r, th, sec(b + 3 + w), ibar);
+    }
+    const std::int64_t release = *std::max_element(at.begin(), at.end()) + 200;
+    std::int64_t join = 0;
+    for (int th = 0; th < threads_; ++th) {
+      const std::int64_t l = release + 5 * th;
+      out_.thread_leave(r, th, sec(l), ibar);
+      out_.thread_leave(r, th, sec(l + 1), loop);
+      out_.thread_enter(r, th, sec(l + 2), pbar);
+    }
+    const std::int64_t release2 = release + 5 * (threads_ - 1) + 2 + 200;
+    for (int th = 0; th < threads_; ++th) {
+      const std::int64_t l = release2 + 5 * th;
+      out_.thread_leave(r, th, sec(l), pbar);
+      out_.thread_leave(r, th, sec(l + 1), par);
+      out_.omp_team_end(r, th, sec(l + 2));
+      join = std::max(join, l + 2);
+    }
+    out_.omp_join(r, sec(join + 50));
+    return join + 51;
+  }
+
   std::vector<Program>& progs_;
   TraceWriter& out_;
   int size_;
+  int threads_;
   std::vector<std::int64_t> clock_;
   std::vector<std::size_t> pc_;
   std::vector<std::optional<std::int64_t>> entered_;  // Enter time of a blocked MPI call
@@ -336,15 +412,6 @@ class Simulator {
   std::map<int, std::size_t> current_;
 };
 
-/// Deterministic "noise" in [0, range) ns from rank and iteration.
-std::int64_t jitter(int r, int i, std::int64_t range) {
-  std::uint64_t x = static_cast<std::uint64_t>(r) * 0x9E3779B97F4A7C15ULL +
-                    static_cast<std::uint64_t>(i) * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL;
-  x ^= x >> 29;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 32;
-  return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(range));
-}
 
 /// Wraps per-rank bodies like simtrace's framed(): Enter main, some start-up work, MPI_Init,
 /// body, MPI_Finalize, Leave main (ProgramBegin/End are added by the simulator).
@@ -457,6 +524,23 @@ std::vector<Program> nonblocking(int P, int N) {
   });
 }
 
+/// A hybrid MPI+OpenMP code: per iteration an OpenMP parallel loop whose threads' work varies
+/// (loop imbalance, `--threads`), then a halo exchange between the master threads of a ring
+/// and an MPI_Allreduce. With --threads 1, the same program without OpenMP.
+std::vector<Program> hybrid(int P, int N) {
+  return framed(P, [P, N](std::vector<Program>& progs) {
+    for (int i = 0; i < N; ++i) {
+      for (auto& p : progs) {
+        const int r = p.rank();
+        p.parallel_loop("loop_body", 800'000, 400'000, i);
+        p.send((r + 1) % P, i, 4096);
+        p.recv((r + P - 1) % P, i);
+        p.coll("MPI_Allreduce", CollOpT::Allreduce, Flow::AllToAll, 8);
+      }
+    }
+  });
+}
+
 struct Scenario {
   const char* name;
   std::vector<Program> (*make)(int, int);
@@ -466,14 +550,16 @@ const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> list = {{"example", example},
                                              {"late-sender", late_sender},
                                              {"collectives", collectives},
-                                             {"nonblocking", nonblocking}};
+                                             {"nonblocking", nonblocking},
+                                             {"hybrid", hybrid}};
   return list;
 }
 
 int usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "cpreplay-mktrace: " << problem << "\n";
-  std::cerr << "usage: cpreplay-mktrace {example|late-sender|collectives|nonblocking} OUTDIR "
-               "[--ranks P (default 4)] [--iters N (default 10)] [--skew RANK:NS]\n";
+  std::cerr << "usage: cpreplay-mktrace {example|late-sender|collectives|nonblocking|hybrid} "
+               "OUTDIR [--ranks P (default 4)] [--iters N (default 10)] [--threads T (default 1; "
+               "OpenMP threads per rank, hybrid only)] [--skew RANK:NS]\n";
   return 2;
 }
 
@@ -495,6 +581,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   int ranks = 4;
   int iters = 10;
+  int threads = 1;
   int skew_rank = -1;
   long skew_ns = 0;
   for (int a = 1; a < argc; ++a) {
@@ -511,10 +598,11 @@ int main(int argc, char** argv) {
       } catch (const std::exception&) {
         return usage("invalid value for --skew: " + v);
       }
-    } else if (arg == "--ranks" || arg == "--iters") {
+    } else if (arg == "--ranks" || arg == "--iters" || arg == "--threads") {
       if (a + 1 >= argc) return usage(arg + " needs a value");
-      int& target = arg == "--ranks" ? ranks : iters;
-      if (!parse_int(argv[++a], 1, arg == "--ranks" ? 4096 : 1'000'000, target)) {
+      int& target = arg == "--ranks" ? ranks : arg == "--iters" ? iters : threads;
+      const int hi = arg == "--ranks" ? 4096 : arg == "--iters" ? 1'000'000 : 64;
+      if (!parse_int(argv[++a], 1, hi, target)) {
         return usage("invalid value for " + arg + ": " + argv[a]);
       }
     } else if (arg == "-h" || arg == "--help") {
@@ -532,17 +620,19 @@ int main(int argc, char** argv) {
                                [&](const Scenario& s) { return positional[0] == s.name; });
   if (it == list.end()) return usage("unknown scenario " + positional[0]);
   const std::string& outdir = positional[1];
+  if (threads > 1 && positional[0] != "hybrid") return usage("--threads is for the hybrid scenario");
   try {
     TraceWriter writer(ranks);
+    if (threads > 1) writer.set_threads_per_process(threads);
     std::vector<Program> progs = it->make(ranks, iters);
-    Simulator(progs, writer).run();
+    Simulator(progs, writer, threads).run();
     if (skew_rank >= 0) {
       if (skew_rank >= ranks) return usage("--skew names a rank the trace does not have");
       writer.set_clock_skew(skew_rank, static_cast<double>(skew_ns) * 1e-9);
     }
     writer.write(outdir);
-    std::printf("%s: %d ranks, %zu events -> %s/traces.otf2\n", it->name, ranks,
-                writer.total_events(), outdir.c_str());
+    std::printf("%s: %d ranks x %d threads, %zu events -> %s/traces.otf2\n", it->name, ranks,
+                threads, writer.total_events(), outdir.c_str());
   } catch (const std::exception& e) {
     std::cerr << "cpreplay-mktrace: " << e.what() << "\n";
     return 1;

@@ -548,6 +548,8 @@ std::size_t TraceWriter::events(int r) const {
 std::size_t TraceWriter::total_events() const {
   std::size_t n = 0;
   for (const auto& list : events_) n += list.size();
+  for (const auto& rank : thread_events_)
+    for (const auto& list : rank) n += list.size();
   return n;
 }
 

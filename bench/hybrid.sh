@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Hybrid MPI+OpenMP against pure MPI (issue 17): the project's own trace writer makes a hybrid
+# trace (4 ranks x 4 threads, parallel loop + halo exchange + MPI_Allreduce per iteration) and its
+# pure-MPI twin (the same program with one thread, more iterations: about as many events), and
+# both are analyzed in alternating runs. Prints events per second (load phase, and load to
+# summary) and bytes per event (peak per process / events on the largest process). Nothing here
+# is asserted by the test suite.
+#
+# usage: bench/hybrid.sh [--repeat K] [--build DIR] [--iters N (hybrid; default 4200 = 1.0 M events)]
+#   Both runs use --no-rootcause --no-what-if: on hybrid traces the backward stages do not run
+#   yet, so the pure-MPI run does the same work except its critical path.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build="$here/build" repeat=3 iters=4200
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --repeat) repeat=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    *) echo "usage: bench/hybrid.sh [--repeat K] [--build DIR] [--iters N]" >&2; exit 2 ;;
+  esac
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cpreplay="$build/cpreplay" mktrace="$build/tests/cpreplay-mktrace"
+[ -x "$cpreplay" ] && [ -x "$mktrace" ] || { echo "bench: build first (bash scripts/build.sh)" >&2; exit 1; }
+dir=/tmp/cpreplay-bench
+hyb="$dir/hybrid-r4t4-i$iters" mpi="$dir/hybrid-r4t1-i$((iters * 5))"
+# Per iteration and rank: 60 events with 4 threads, 12 with one: 5 x the iterations.
+[ -f "$hyb/traces.otf2" ] || "$mktrace" hybrid "$hyb" --ranks 4 --threads 4 --iters "$iters" >&2
+[ -f "$mpi/traces.otf2" ] || "$mktrace" hybrid "$mpi" --ranks 4 --threads 1 --iters "$((iters * 5))" >&2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+declare -A rows
+for _ in $(seq "$repeat"); do
+  for kind in hybrid mpi; do
+    trace=$hyb
+    [ $kind = mpi ] && trace=$mpi
+    mpirun --oversubscribe --bind-to core:overload-allowed -np 4 "$cpreplay" -v --no-rootcause \
+      --no-what-if -o "$out/r.cubex" "$trace/traces.otf2" >"$out/out" 2>"$out/err" ||
+      { cat "$out/err" >&2; exit 1; }
+    events=$(sed -n 's/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9]*\) events.*/\1/p' "$out/err")
+    loadt=$(sed -n 's/^cpreplay: events *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/err")
+    analysis=$(grep -o 'analysis [0-9.]* [mu]*s' "$out/out" | head -1 | awk '{print ($3=="ms") ? $2/1000 : $2}')
+    bpe=$(sed -n 's/.*peak memory per process [0-9.]* MB (max), \([0-9.]*\) bytes\/event.*/\1/p' "$out/err")
+    rows[$kind]="${rows[$kind]:-}$(awk -v e="$events" -v l="$loadt" -v a="$analysis" -v b="$bpe" \
+      'BEGIN { printf "%d %.3g %.3g %s\n", e, e / l, e / a, b }')"$'\n'
+  done
+done
+echo "bench/hybrid.sh: $(date -u +%F), load average at start $load, $repeat alternating runs each"
+printf '%-8s %10s %16s %16s %12s\n' trace events "load events/s" "all events/s" "bytes/event"
+for kind in hybrid mpi; do
+  while read -r e l a b; do
+    [ -n "$e" ] && printf '%-8s %10s %16s %16s %12s\n' "$kind" "$e" "$l" "$a" "$b"
+  done <<< "${rows[$kind]}"
+done
