@@ -221,17 +221,22 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
 
   // Idle threads (docs/openmp.md): while the master runs outside parallel regions every worker
   // is idle for the master's time there; a worker left out of a team is idle from the fork to
-  // the join (limited parallelism).
-  const double* master_time = sevs[0]->row(Metric::Time);
+  // the join (limited parallelism). As Cube's remapper does for Scalasca, the idle time is
+  // also added to the worker's `time` (CPU allocation time: `time` includes its child
+  // omp_idle_threads, `execution` does not), so no metric shows less than its children.
+  std::vector<double> master_time(sevs[0]->row(Metric::Time), sevs[0]->row(Metric::Time) + paths);
   for (std::size_t t = 1; t < threads; ++t) {
     for (std::uint32_t c = 0; c < paths; ++c)
-      if (!in_parallel[c] && master_time[c] != 0.0)
+      if (!in_parallel[c] && master_time[c] != 0.0) {
         sevs[t]->add(Metric::OmpIdleThreads, c, master_time[c]);
+        sevs[t]->add(Metric::Time, c, master_time[c]);
+      }
     for (std::size_t k = 0; k < inst.size(); ++k) {
       if (took_part[k * threads + t] || inst[k].parallel_path == UINT32_MAX) continue;
       const double idle = clock.span(inst[k].fork, inst[k].join);
       sevs[t]->add(Metric::OmpIdleThreads, inst[k].parallel_path, idle);
       sevs[t]->add(Metric::OmpLimitedParallelism, inst[k].parallel_path, idle);
+      sevs[t]->add(Metric::Time, inst[k].parallel_path, idle);
     }
   }
 }
