@@ -545,12 +545,17 @@ class RankRetimer {
     it->second.second = std::max(it->second.second, m.segment);
   }
 
+  /// After the senders' exchange: what only it needed (before the members' exchange, so
+  /// both are never held at once).
+  void drop_send_notes() {
+    std::vector<EventIdx>().swap(send_event_);
+    std::vector<EventIdx>().swap(send_attach_);
+  }
+
   /// After both exchanges: the candidates between an instance's members are no cuts.
   void separate_members() {
     for (const auto& [key, sp] : span_) separate(sp.first, sp.second);
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>().swap(span_);
-    std::vector<EventIdx>().swap(send_event_);
-    std::vector<EventIdx>().swap(send_attach_);
     colls_.clear();
   }
 
@@ -1938,15 +1943,34 @@ class Retimer {
         const std::size_t i = holder(first, k);
         return ranks_[i].send_note(k - first[i]);
       };
-      send_each<SendNote>(
-          world_, first.back(),
-          [&](std::size_t k) {
-            const std::size_t i = holder(first, k);
-            return blocks.owner(ranks_[i].send_dest_[k - first[i]]);
-          },
-          note,
-          [&](Rank, const SendNote& n) { ranks_[shard_.index(n.dest)].take_send_note(n); });
+      auto dest = [&](std::size_t k) {
+        const std::size_t i = holder(first, k);
+        return blocks.owner(ranks_[i].send_dest_[k - first[i]]);
+      };
+      if (blocks.processes() < blocks.ranks()) {
+        send_each<SendNote>(world_, first.back(), dest, note, [&](Rank, const SendNote& n) {
+          ranks_[shard_.index(n.dest)].take_send_note(n);
+        });
+      } else {
+        // One rank per process: the receiver is that rank, so the note travels without it
+        // (12 B instead of 16 per matched send, in both buffers of the exchange).
+        struct Unaddressed {
+          EventIdx request;
+          std::uint32_t send, attach;
+        };
+        send_each<Unaddressed>(
+            world_, first.back(), dest,
+            [&](std::size_t k) {
+              const SendNote n = note(k);
+              return Unaddressed{n.request, n.send, n.attach};
+            },
+            [&](Rank, const Unaddressed& u) {
+              ranks_.front().take_send_note(
+                  SendNote{ranks_.front().me_, u.request, u.send, u.attach});
+            });
+      }
     }
+    for (RankRetimer& r : ranks_) r.drop_send_notes();
     {
       const std::vector<std::size_t> first =
           offsets([](const RankRetimer& r) { return r.colls_.size(); });
@@ -2001,9 +2025,16 @@ class Retimer {
       }
       // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
       const std::size_t cuts = w0 < resets.size() ? std::min(w1, resets.size()) - w0 : 0;
-      std::vector<Clk> global(cuts * S, kNeg);
-      for (const RankRetimer& r : ranks_)
-        for (std::size_t j = 0; j < global.size(); ++j) global[j] = std::max(global[j], r.cut_clk_[j]);
+      // Reduced in place into the first held rank's cut clocks (the profiled clock's own
+      // values are kept aside for the question below).
+      std::vector<Clk>& global = ranks_.front().cut_clk_;
+      std::vector<Clk> mine;
+      if (path >= 0)
+        for (const RankRetimer& r : ranks_)
+          for (std::size_t i = 0; i < cuts; ++i) mine.push_back(r.cut_clk_[i * S + path]);
+      for (std::size_t h = 1; h < ranks_.size(); ++h)
+        for (std::size_t j = 0; j < cuts * S; ++j)
+          global[j] = std::max(global[j], ranks_[h].cut_clk_[j]);
       if (cuts > 0)
         MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(cuts * S), MPI_INT64_T,
                       MPI_MAX, world_.comm());
@@ -2012,9 +2043,10 @@ class Retimer {
       std::vector<int> who;
       if (path >= 0 && cuts > 0) {
         who.assign(cuts, none);
-        for (const RankRetimer& r : ranks_)
+        for (std::size_t h = 0; h < ranks_.size(); ++h)
           for (std::size_t i = 0; i < cuts; ++i)
-            if (r.cut_clk_[i * S + path] == global[i * S + path]) who[i] = std::min(who[i], r.me_);
+            if (mine[h * cuts + i] == global[i * S + path])
+              who[i] = std::min(who[i], ranks_[h].me_);
         MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
                       world_.comm());
       }
