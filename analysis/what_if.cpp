@@ -9,6 +9,7 @@
 
 #include "analysis/summary.hpp"
 #include "cpreplay/error.hpp"
+#include "replay/rank_sum.hpp"
 #include "replay/retime.hpp"
 
 namespace cpreplay::analysis {
@@ -42,13 +43,6 @@ std::string pct(double fraction) {
   return buf;
 }
 
-std::vector<double> sum_over_ranks(const replay::World& world, std::vector<double> v) {
-  if (!v.empty())
-    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM,
-                  world.comm());
-  return v;
-}
-
 }  // namespace
 
 void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settings) {
@@ -65,7 +59,7 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
 }
 
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
-                          const CallTree& tree, const Shard& shard, Severity& sev,
+                          const CallTree& tree, const Shard& shard, std::vector<Severity>& sevs,
                           const CriticalPathSummary& path, const WhatIfSettings& settings) {
   const std::size_t n = tree.size();
   const double tps = static_cast<double>(defs.clock.ticks_per_second);
@@ -113,8 +107,12 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   result.clocks = clocks;
 
   // The slack limit in ticks: δ x the run's length (first to last event over all ranks).
-  const LocalTrace& trace = shard.traces[0];  // one held rank for now (docs/what-if.md, limits)
-  Ticks ends[2] = {trace.size() ? ~trace.time.front() : 0, trace.size() ? trace.time.back() : 0};
+  Ticks ends[2] = {0, 0};
+  for (const LocalTrace& trace : shard.traces)
+    if (trace.size() > 0) {
+      ends[0] = std::max(ends[0], ~trace.time.front());
+      ends[1] = std::max(ends[1], trace.time.back());
+    }
   MPI_Allreduce(MPI_IN_PLACE, ends, 2, MPI_UINT64_T, MPI_MAX, world.comm());
   const Ticks first = ~ends[0], last = ends[1];
   const double length = last >= first ? static_cast<double>(last - first) : 0.0;
@@ -128,13 +126,20 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
     };
     result.gains.push_back({top[k], gain(1 + k), gain(1 + K + k), gain(1 + 2 * K + k)});
   }
-  for (std::uint32_t c = 0; c < n; ++c) sev.at(Metric::NearCriticalPath, c) = r.near_critical[c];
-  result.near_critical = sum_over_ranks(world, r.near_critical);
+  // Per held rank its row; the sums over ranks in the fixed order of the trace ranks (the
+  // same bits for every number of processes, docs/replay-engine.md §7).
+  if (r.near_critical.size() == shard.size() * n) {
+    for (std::size_t i = 0; i < shard.size(); ++i)
+      for (std::uint32_t c = 0; c < n; ++c)
+        sevs[i].at(Metric::NearCriticalPath, c) = r.near_critical[i * n + c];
+    result.near_critical = replay::sum_over_ranks(world, shard.blocks, n, r.near_critical);
+  }
   if (!settings.changes.empty()) {
     result.has_scenario = true;
     result.changes = settings.changes;
     result.scenario_runtime = static_cast<double>(r.runtime[clocks - 1]) / tps;
-    if (!r.path_profile.empty()) result.scenario_path = sum_over_ranks(world, r.path_profile);
+    if (r.path_profile.size() == shard.size() * n)
+      result.scenario_path = replay::sum_over_ranks(world, shard.blocks, n, r.path_profile);
   }
   result.parts = r.parts;
   result.forward_rounds = r.forward_rounds;

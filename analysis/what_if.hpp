@@ -60,11 +60,11 @@ struct WhatIfResult {
 void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settings);
 
 /// Runs the re-timing replay for the top call paths' zeroing, balance and rebalance scenarios
-/// and the user's scenario, and the slack pass; writes near_critical_path into `sev` (this
-/// rank's row). `path` is the critical-path summary (its profile picks the top call paths).
+/// and the user's scenario, and the slack pass; writes near_critical_path into `sevs` (one per
+/// held rank, as shard.traces). `path` is the critical-path summary (its profile picks the top call paths).
 /// MPI: collective on world.
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
-                          const CallTree& tree, const Shard& shard, Severity& sev,
+                          const CallTree& tree, const Shard& shard, std::vector<Severity>& sevs,
                           const CriticalPathSummary& path, const WhatIfSettings& settings);
 
 /// The summary's what-if block and its finding (balancing pays where a static rebalance would

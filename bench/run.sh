@@ -138,7 +138,7 @@ if [ "$what_if" = 1 ]; then
         "${extra[@]}" "$trace" >"$out/stdout" 2>"$out/stderr" || { cat "$out/stderr" >&2; exit 1; }
       t=$(sed -n 's/.* analysis \([0-9.]*\) \(m\?s\)$/\1 \2/p' "$out/stdout" | head -n 1 |
           awk '{print ($2 == "ms") ? $1 / 1000 : $1}')
-      mem=$(sed -n 's/.*peak memory per rank \([0-9.]*\) MB.*/\1/p' "$out/stderr")
+      mem=$(sed -n 's/.*peak memory per [a-z]* \([0-9.]*\) MB.*/\1/p' "$out/stderr")  # older: "per rank"
       if [ "$kind" = off ]; then
         if [ -z "$best_off" ] || awk "BEGIN{exit !($t < $best_off)}"; then best_off=$t; mem_off=$mem; fi
       elif [ -z "$best_on" ] || awk "BEGIN{exit !($t < $best_on)}"; then
@@ -152,6 +152,6 @@ if [ "$what_if" = 1 ]; then
     "$best_off" "$best_on" "$(awk "BEGIN{print 100 * ($best_on / $best_off - 1)}")" \
     "$(awk "BEGIN{print $best_on / $best_off}")" "$repeat" "$phase_on"
   printf 'what-if phase    %s\n' "$split"
-  printf 'what-if memory   peak per rank %s MB without, %s MB with (%+.1f %%)\n' "$mem_off" "$mem_on" \
+  printf 'what-if memory   peak per process %s MB without, %s MB with (%+.1f %%)\n' "$mem_off" "$mem_on" \
     "$(awk "BEGIN{print 100 * ($mem_on / $mem_off - 1)}")"
 fi

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -212,19 +213,42 @@ struct HostInstance {
   bool all_replied = false;
 };
 
-class Retimer {
+/// A matched send's note to its receiver: in which candidate segments the send and its binding
+/// completion lie.
+struct SendNote {
+  Rank dest;             ///< the receiver
+  EventIdx request;      ///< the receiver's request event
+  std::uint32_t send;    ///< the send's segment
+  std::uint32_t attach;  ///< the binding completion's segment, or UINT32_MAX
+};
+
+/// A collective member's note to the instance's host: in which segment it begins.
+struct MemberNote {
+  Rank dest;  ///< the host
+  std::uint32_t comm, k, segment;
+};
+
+class Retimer;
+
+/// What every held rank's replay shares.
+struct Context {
+  const Definitions& defs;
+  const CallTree& tree;
+  const RetimeRequest& req;
+  std::uint32_t S;     ///< clocks
+  std::size_t window;  ///< parts per window
+  int path;            ///< the clock whose critical path is profiled, or -1
+};
+
+/// One held rank's side of the re-timing replay. The driver (Retimer, below) runs each phase
+/// for all held ranks in rank order and does the reductions once per process; the rounds are
+/// those of one process per rank: every rank steps, one exchange moves what they produced
+/// (records to co-located ranks in memory), every rank takes in what came.
+class RankRetimer {
  public:
-  Retimer(const World& world, const Definitions& defs, const CallTree& tree,
-          const Shard& shard, const RetimeRequest& request)
-      : world_(world), defs_(defs), tree_(tree), shard_(shard), trace_(shard.traces[0]),
-        req_(request),
-        me_(world.rank()), S_(std::max<std::uint32_t>(request.clocks, 1)),
-        // A part ships a few records per round, each with a value per clock: parts per window
-        // are a quarter of --window, so a round ships about --window records.
-        window_(std::max<std::size_t>(request.window / 4, 1)),
-        path_(request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
-                  ? request.path_clock
-                  : -1) {
+  RankRetimer(const Context& ctx, const LocalTrace& trace)
+      : defs_(ctx.defs), tree_(ctx.tree), trace_(trace), req_(ctx.req),
+        me_(trace.rank), S_(ctx.S), window_(ctx.window), path_(ctx.path) {
     // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of
     // rank R by one tick in the unchanged clock, to show that the replay's check catches it.
     if (const char* nudge = std::getenv("CPREPLAY_TEST_RETIME_NUDGE")) {
@@ -234,39 +258,15 @@ class Retimer {
         nudge_ = static_cast<EventIdx>(event);
     }
   }
+  RankRetimer(const RankRetimer&) = delete;
+  RankRetimer& operator=(const RankRetimer&) = delete;
 
-  RetimeResult run() {
-    RetimeResult result;
-    const double t0 = MPI_Wtime();
-    prepare();
-    const double t1 = MPI_Wtime();
-    plan_changes();
-    part_visits();
-    const double t2 = MPI_Wtime();
-    result.parts = resets_.size() + 1;
-    forward(result);
-    if (path_ >= 0) result.path_profile = path_profile();
-    const double t3 = MPI_Wtime();
-    if (req_.slack_limit >= 0.0) backward(result);
-    const double t4 = MPI_Wtime();
-    result.prepare_seconds = t2 - t0;
-    result.forward_seconds = t3 - t2;
-    result.backward_seconds = t4 - t3;
-    (void)t1;
-    std::uint64_t released = released_;
-    MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
-    world_.agree([&] {
-      if (!error_.empty()) throw ReplayError(error_);
-    });
-    result.runtime = std::move(runtime_);
-    // Sums in ticks: exact, so they do not depend on the order parts and rounds add them.
-    result.near_critical.assign(near_critical_.size(), 0.0);
-    for (std::size_t c = 0; c < near_critical_.size(); ++c)
-      result.near_critical[c] = seconds(near_critical_[c]);
-    return result;
-  }
+  const std::string& error() const { return error_; }
+  std::uint64_t released() const { return released_; }
 
  private:
+  friend class Retimer;
+
   // ---- Time and call paths -----------------------------------------------------------------
   Clk T(EventIdx e) const { return static_cast<Clk>(trace_.time[e]); }
   double seconds(Clk ticks) const {
@@ -326,53 +326,60 @@ class Retimer {
   };
 
   /// Changes per call path (CSR); a balance slot per Balance change; rebalance factors from
-  /// every rank's non-waiting time in the call path.
-  void plan_changes() {
+  /// every rank's non-waiting time in the call path. First this rank's ticks and visits of the
+  /// call paths to balance (integers: their sum over ranks does not depend on the order)...
+  void plan_stats() {
     const std::size_t n = tree_.size();
-    std::vector<TimeChange> sorted = req_.changes;
-    std::sort(sorted.begin(), sorted.end(), [](const TimeChange& a, const TimeChange& b) {
-      return a.callpath != b.callpath ? a.callpath < b.callpath : a.clock < b.clock;
-    });
+    sorted_changes_ = req_.changes;
+    std::sort(sorted_changes_.begin(), sorted_changes_.end(),
+              [](const TimeChange& a, const TimeChange& b) {
+                return a.callpath != b.callpath ? a.callpath < b.callpath : a.clock < b.clock;
+              });
     // Non-waiting exclusive time and visits of the call paths to balance, over all ranks.
-    std::vector<std::uint32_t> stat_of(n, UINT32_MAX);
+    stat_of_.assign(n, UINT32_MAX);
     std::size_t m = 0;
-    for (const TimeChange& c : sorted)
+    for (const TimeChange& c : sorted_changes_)
       if (c.callpath < n && c.kind != TimeChange::Kind::Factor &&
-          stat_of[c.callpath] == UINT32_MAX)
-        stat_of[c.callpath] = static_cast<std::uint32_t>(m++);
-    std::vector<double> local(3 * m, 0.0), global(3 * m, 0.0);
-    if (m > 0) {
-      std::vector<std::uint32_t> open;  // call paths of the open regions
-      for (EventIdx e = 0; e < trace_.size(); ++e) {
-        const EventKind k = trace_.kind[e];
-        const std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
-        if (e > 0 && cp != UINT32_MAX && stat_of[cp] != UINT32_MAX)
-          local[stat_of[cp]] += static_cast<double>(busy(e, T(e) - T(e - 1)));
-        if (k == EventKind::Enter) {
-          open.push_back(trace_.ref[e]);
-          if (stat_of[trace_.ref[e]] != UINT32_MAX) local[m + stat_of[trace_.ref[e]]] += 1.0;
-        } else if (k == EventKind::Leave && !open.empty()) {
-          open.pop_back();
-        }
+          stat_of_[c.callpath] == UINT32_MAX)
+        stat_of_[c.callpath] = static_cast<std::uint32_t>(m++);
+    stats_.assign(3 * m, 0);
+    if (m == 0) return;
+    std::vector<std::uint32_t> open;  // call paths of the open regions
+    for (EventIdx e = 0; e < trace_.size(); ++e) {
+      const EventKind k = trace_.kind[e];
+      const std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
+      if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
+        stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
+      if (k == EventKind::Enter) {
+        open.push_back(trace_.ref[e]);
+        if (stat_of_[trace_.ref[e]] != UINT32_MAX) stats_[m + stat_of_[trace_.ref[e]]] += 1;
+      } else if (k == EventKind::Leave && !open.empty()) {
+        open.pop_back();
       }
-      for (std::size_t i = 0; i < m; ++i) local[2 * m + i] = local[i] > 0.0 ? 1.0 : 0.0;
-      MPI_Allreduce(local.data(), global.data(), static_cast<int>(3 * m), MPI_DOUBLE, MPI_SUM,
-                    world_.comm());
     }
+    for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
+  }
+
+  /// ...then, with `global` (stats_ summed over all ranks), the changes.
+  void plan_finish(const std::vector<std::int64_t>& global_stats) {
+    const std::size_t n = tree_.size();
+    const std::size_t m = stats_.size() / 3;
+    std::vector<double> local(stats_.begin(), stats_.end());
+    std::vector<double> global(global_stats.begin(), global_stats.end());
     change_begin_.assign(n + 1, 0);
     slot_of_.assign(n, -1);
-    for (const TimeChange& c : sorted) {
+    for (const TimeChange& c : sorted_changes_) {
       if (c.callpath >= n || c.clock == 0 || c.clock >= S_) continue;
       Mod mod{c.clock, -1, c.value};
       if (c.kind == TimeChange::Kind::Balance) {
-        const std::size_t i = stat_of[c.callpath];
+        const std::size_t i = stat_of_[c.callpath];
         if (global[m + i] <= 0.0) continue;  // never visited: nothing to balance
         mod.slot = static_cast<int>(visit_mean_.size());
         slot_of_[c.callpath] = mod.slot;
         visit_mean_.push_back(global[i] / global[m + i]);
       } else if (c.kind == TimeChange::Kind::Rebalance) {
         // A rank without time in it cannot take work there (it has no such code path).
-        const std::size_t i = stat_of[c.callpath];
+        const std::size_t i = stat_of_[c.callpath];
         if (local[i] <= 0.0 || global[2 * m + i] <= 0.0) continue;
         mod.factor = global[i] / global[2 * m + i] / local[i];
       }
@@ -384,6 +391,9 @@ class Retimer {
     mpi_path_.assign(n, 0);
     for (std::size_t c = 0; c < n; ++c)
       mpi_path_[c] = defs_.region(RegionId{trace_.region_of_path[c]}).is_mpi() ? 1 : 0;
+    std::vector<TimeChange>().swap(sorted_changes_);
+    std::vector<std::uint32_t>().swap(stat_of_);
+    std::vector<std::int64_t>().swap(stats_);
   }
 
   bool changed(std::uint32_t cp) const {
@@ -436,7 +446,7 @@ class Retimer {
   // ---- Preparation: matching, collective rules, the cut points -------------------------------
   class MatchSink final : public MessageSink {
    public:
-    explicit MatchSink(Retimer& r) : r_(r) {}
+    explicit MatchSink(RankRetimer& r) : r_(r) {}
     void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
       for (std::size_t i = 0; i < n; ++i) {
         r_.recvd_.set(m[i].event);
@@ -461,7 +471,7 @@ class Retimer {
     }
 
    private:
-    Retimer& r_;
+    RankRetimer& r_;
   };
 
   /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
@@ -496,58 +506,57 @@ class Retimer {
     for (std::size_t j = std::min(a, b); j < std::max(a, b) && j < disq_.size(); ++j) disq_[j] = 1;
   }
 
-  /// Which candidate segment each partner of a constraint lies in, told to the constraint's
-  /// side in one exchange per kind: senders tell receivers where their sends (and binding
-  /// completions) are; members tell the instance's host where they begin. Exact also where
-  /// clocks disagree (comparing times would not be).
-  void separate_partners() {
-    struct SendNote {
-      EventIdx request;      ///< the receiver's request event
-      std::uint32_t send;    ///< the send's segment
-      std::uint32_t attach;  ///< the binding completion's segment, or UINT32_MAX
-    };
-    send_each<SendNote>(
-        world_, send_event_.size(), [&](std::size_t i) { return send_dest_[i]; },
-        [&](std::size_t i) {
-          const EventIdx attach = send_attach_[i];
-          return SendNote{send_request_[i],
-                          static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
-                          attach == kNoEvent
-                              ? UINT32_MAX
-                              : static_cast<std::uint32_t>(candidate_segment(attach))};
-        },
-        [&](Rank, const SendNote& note) {
-          if (note.request >= trace_.size()) return;
-          const std::size_t request = candidate_segment(note.request);
-          if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
-          EventIdx completion = note.request;
-          if (trace_.kind[note.request] == EventKind::IrecvRequest)
-            completion = trace_.ref[note.request];
-          if (completion < trace_.size() && recvd_.test(completion))
-            separate(note.send, candidate_segment(completion));  // the receive waits
-        });
+  // Which candidate segment each partner of a constraint lies in is told to the constraint's
+  // side in one exchange per kind (the driver's separate_partners): senders tell receivers
+  // where their sends (and binding completions) are; members tell the instance's host where
+  // they begin. Exact also where clocks disagree (comparing times would not be).
+
+  /// The note on the i-th matched send, for its receiver.
+  SendNote send_note(std::size_t i) const {
+    const EventIdx attach = send_attach_[i];
+    return SendNote{send_dest_[i], send_request_[i],
+                    static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
+                    attach == kNoEvent ? UINT32_MAX
+                                       : static_cast<std::uint32_t>(candidate_segment(attach))};
+  }
+
+  void take_send_note(const SendNote& note) {
+    if (note.request >= trace_.size()) return;
+    const std::size_t request = candidate_segment(note.request);
+    if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
+    EventIdx completion = note.request;
+    if (trace_.kind[note.request] == EventKind::IrecvRequest) completion = trace_.ref[note.request];
+    if (completion < trace_.size() && recvd_.test(completion))
+      separate(note.send, candidate_segment(completion));  // the receive waits
+  }
+
+  /// Where this rank begins the i-th collective, for the instance's host.
+  MemberNote member_note(std::size_t i) const {
+    const CollEntry& c = colls_[i];
+    return MemberNote{host_of(c.comm, c.k), c.comm, c.k,
+                      static_cast<std::uint32_t>(candidate_segment(c.begin))};
+  }
+
+  void take_member_note(const MemberNote& m) {
+    auto it = span_.emplace((std::uint64_t{m.comm} << 32) | m.k,
+                            std::make_pair(m.segment, m.segment))
+                  .first;
+    it->second.first = std::min(it->second.first, m.segment);
+    it->second.second = std::max(it->second.second, m.segment);
+  }
+
+  /// After the senders' exchange: what only it needed (before the members' exchange, so
+  /// both are never held at once).
+  void drop_send_notes() {
     std::vector<EventIdx>().swap(send_event_);
     std::vector<EventIdx>().swap(send_attach_);
-    struct Member {
-      std::uint32_t comm, k, segment;
-    };
-    std::vector<const CollEntry*> mine;
-    for (const CollEntry& c : colls_) mine.push_back(&c);
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span;
-    send_each<Member>(
-        world_, mine.size(), [&](std::size_t i) { return host_of(mine[i]->comm, mine[i]->k); },
-        [&](std::size_t i) {
-          return Member{mine[i]->comm, mine[i]->k,
-                        static_cast<std::uint32_t>(candidate_segment(mine[i]->begin))};
-        },
-        [&](Rank, const Member& m) {
-          auto it = span.emplace((std::uint64_t{m.comm} << 32) | m.k,
-                                 std::make_pair(m.segment, m.segment))
-                        .first;
-          it->second.first = std::min(it->second.first, m.segment);
-          it->second.second = std::max(it->second.second, m.segment);
-        });
-    for (const auto& [key, s] : span) separate(s.first, s.second);
+  }
+
+  /// After both exchanges: the candidates between an instance's members are no cuts.
+  void separate_members() {
+    for (const auto& [key, sp] : span_) separate(sp.first, sp.second);
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>().swap(span_);
+    colls_.clear();
   }
 
   struct InstanceInfo {
@@ -562,92 +571,87 @@ class Retimer {
     Ticks time;
   };
 
-  void prepare() {
-    const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
-    if (ncomms + 1 >= (1u << 24))
-      throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
-                                            "handles (2^24)");
+  // ---- Preparation, in phases between which the driver reduces over all ranks ------------
+  /// (0) Before the collective timings.
+  void prepare_begin() {
     const std::size_t n = trace_.size();
     sent_.resize(n);
     lr_.resize(n);
     recvd_.resize(n);
     sync_.resize(n);
     lr_req_.resize(n);
-    // (1) Collective rules, from the forward replay's timings.
-    std::vector<InstanceInfo> infos;
-    const TimingSink sink = [&](std::size_t, const CollInstance* inst, const CollTiming* timing,
-                                std::size_t count) {
-      for (std::size_t i = 0; i < count; ++i) infos.push_back(classify(inst[i], timing[i]));
-    };
-    table_ = std::move(reduce_collectives(world_, defs_, shard_, req_.window,
-                                          req_.tolerate_unmatched, sink)[0]);
-    // The cut candidates: the instances of one communicator holding every rank (the one with
-    // the most instances; MPI_Init/MPI_Finalize when there is none). Counts agree on all ranks.
-    std::uint32_t best = UINT32_MAX;
+  }
+
+  /// (1) Collective rules, from the forward replay's timings (the driver's sink hands them
+  /// here), then the cut candidates: the instances of one communicator holding every rank (the
+  /// one with the most instances; MPI_Init/MPI_Finalize when there is none). Counts agree on all
+  /// ranks. Returns whether this rank saw every candidate (--partial may have dropped some).
+  bool prepare_candidates(CollectiveTable table) {
+    table_ = std::move(table);
+    const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
+    best_ = UINT32_MAX;
     std::size_t best_count = 0;
     for (std::uint32_t c = 0; c <= ncomms; ++c)
       if (world_like(c) && table_.on(c).size() > best_count) {
-        best = c;
+        best_ = c;
         best_count = table_.on(c).size();
       }
-    std::vector<const InstanceInfo*> cands;
-    for (const InstanceInfo& info : infos)
-      if (info.entry.comm == best) cands.push_back(&info);
-    std::sort(cands.begin(), cands.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
+    for (const InstanceInfo& info : infos_)
+      if (info.entry.comm == best_) cands_.push_back(&info);
+    std::sort(cands_.begin(), cands_.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
       return a->entry.k < b->entry.k;
     });
-    // Every rank must see every candidate (--partial may have dropped some): else no cuts.
-    int complete = cands.size() == best_count ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &complete, 1, MPI_INT, MPI_MIN, world_.comm());
-    if (!complete) cands.clear();
-    for (const InstanceInfo* c : cands) {
+    return cands_.size() == best_count;
+  }
+
+  /// (1b) With `complete` agreed over all ranks (else no cuts): the candidates' facts; then
+  /// the sink for the message matching.
+  void prepare_messages(bool complete) {
+    if (!complete) cands_.clear();
+    for (const InstanceInfo* c : cands_) {
       cand_end_.push_back(c->entry.end);
       cand_m_.push_back(c->latest_begin);
       disq_.push_back(c->reset_ok ? 0 : 1);
     }
-    // (2) Messages, matched as the forward replay matches them.
-    ready_.reserve(trace_.p2p.size() + colls_.size() + infos.size());
-    {
-      MatchSink msink(*this);
-      match_messages(world_, defs_, shard_, std::vector<MessageSink*>{&msink},
-                     req_.tolerate_unmatched, req_.window);
-    }
+    // (2) Messages, matched as the forward replay matches them (the driver).
+    ready_.reserve(trace_.p2p.size() + colls_.size() + infos_.size());
+  }
+
+  /// (3) After the matching: no constraint may reach across a cut: messages, and collectives
+  /// other than the candidates (whose members all lie between the same two candidates). The
+  /// driver's exchanges mark the candidates they cross (separate_partners).
+  void prepare_separate() {
     sent_.finish();
     recvd_.finish();
-    // (3) No constraint may reach across a cut: messages, and collectives other than the
-    // candidates (whose members all lie between the same two candidates).
-    for (const InstanceInfo& info : infos)
-      if (info.entry.type != Bind::None && info.entry.comm != best) colls_.push_back(info.entry);
-    separate_partners();
-    colls_.clear();
-    // (4) The cuts every rank allows. Test hook (tests/e2e/what_if_test.cpp):
-    // CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part, which must give the same values.
-    if (std::getenv("CPREPLAY_TEST_RETIME_NO_CUTS") != nullptr)
-      std::fill(disq_.begin(), disq_.end(), std::uint8_t{1});
-    if (!disq_.empty())
-      MPI_Allreduce(MPI_IN_PLACE, disq_.data(), static_cast<int>(disq_.size()), MPI_UINT8_T,
-                    MPI_MAX, world_.comm());
-    for (std::size_t j = 0; j < cands.size(); ++j)
-      if (!disq_[j]) {
+    for (const InstanceInfo& info : infos_)
+      if (info.entry.type != Bind::None && info.entry.comm != best_) colls_.push_back(info.entry);
+  }
+
+  /// (4) With `disq` (ORed over all ranks): the cuts every rank allows, and the rest.
+  void prepare_finish(const std::vector<std::uint8_t>& disq) {
+    const std::size_t n = trace_.size();
+    for (std::size_t j = 0; j < cands_.size(); ++j)
+      if (!disq[j]) {
         resets_.push_back(cand_end_[j]);
         reset_m_.push_back(static_cast<Clk>(cand_m_[j]));
-        CollEntry e = cands[j]->entry;
+        CollEntry e = cands_[j]->entry;
         e.type = Bind::Reset;
         colls_.push_back(e);
         ready_.push_back(Ready{e.end, cand_m_[j]});
       }
+    std::vector<const InstanceInfo*>().swap(cands_);
     std::vector<EventIdx>().swap(cand_end_);
     std::vector<Ticks>().swap(cand_m_);
     std::vector<std::uint8_t>().swap(disq_);
     // (5) The instances the replay handles, in event order.
-    for (const InstanceInfo& info : infos)
+    for (const InstanceInfo& info : infos_)
       if (info.entry.type != Bind::None &&
-          !(info.entry.comm == best &&
+          !(info.entry.comm == best_ &&
             std::binary_search(resets_.begin(), resets_.end(), info.entry.end))) {
         colls_.push_back(info.entry);
         if (info.entry.binds) ready_.push_back(Ready{info.entry.end, info.ready});
       }
-    std::vector<InstanceInfo>().swap(infos);
+    std::vector<InstanceInfo>().swap(infos_);
     std::sort(colls_.begin(), colls_.end(),
               [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
     // (6) Each synchronization's original completion time: its end minus the latest original
@@ -713,7 +717,7 @@ class Retimer {
   bool world_like(std::uint32_t c) const {
     if (c == defs_.comms.size()) return true;  // MPI_Init/MPI_Finalize
     const Communicator& comm = defs_.comms[c];
-    if (comm.is_self || comm.members.size() != static_cast<std::size_t>(world_.size()))
+    if (comm.is_self || comm.members.size() != static_cast<std::size_t>(defs_.ranks()))
       return false;
     std::vector<Rank> m = comm.members;
     std::sort(m.begin(), m.end());
@@ -737,7 +741,7 @@ class Retimer {
   }
 
   std::uint32_t comm_size(std::uint32_t comm) const {
-    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(world_.size());
+    if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(defs_.ranks());
     return defs_.comms[comm].size();
   }
 
@@ -1171,94 +1175,71 @@ class Retimer {
         colls_.begin());
   }
 
-  void forward(RetimeResult& result) {
-    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
-    fwd_ex_ = &ex;
-    const std::size_t nparts = resets_.size() + 1;
-    const std::size_t trace_n = trace_.size();
-    std::vector<Clk> prefix(S_, 0);  // per clock: the latest begin of the last cut (M)
-    std::vector<Clk> last(S_, kNeg);
+  // The forward replay, in phases the driver runs for every held rank (Retimer::forward).
+  void forward_begin() {
+    prefix_.assign(S_, 0);  // per clock: the latest begin of the last cut (M)
+    last_.assign(S_, kNeg);
     tmp_.assign(S_, 0);
-    for (std::size_t w0 = 0; w0 < nparts; w0 += window_) {
-      const std::size_t w1 = std::min(nparts, w0 + window_);
-      const std::size_t n = w1 - w0;
-      parts_.assign(n, Part{});
-      clk_.assign(n * 2 * S_, 0);
-      vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
-      cut_clk_.assign(n * S_, kNeg);
-      for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
-      for (;;) {
-        bool moved = false;
-        int unfinished = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-          if (parts_[i].done) continue;
-          moved |= forward_step(parts_[i], i);
-          if (!parts_[i].done) unfinished = 1;
-        }
-        ex.exchange();
-        moved |= receive(ex);
-        ++result.forward_rounds;
-        int flags[2] = {unfinished, moved ? 1 : 0};
-        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
-        if (flags[0] == 0) break;
-        if (flags[1] == 0) release_forward();
-      }
-      // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
-      const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
-      std::vector<Clk> mine_at_cut;
-      if (path_ >= 0)
-        for (std::size_t i = 0; i < cuts; ++i) mine_at_cut.push_back(cut_clk_[i * S_ + path_]);
-      if (cuts > 0)
-        MPI_Allreduce(MPI_IN_PLACE, cut_clk_.data(), static_cast<int>(cuts * S_), MPI_INT64_T,
-                      MPI_MAX, world_.comm());
-      if (path_ >= 0 && cuts > 0) {
-        // Whose begin is latest at each cut (ties: the lower rank): every other rank's part
-        // starts from it.
-        std::vector<int> who(cuts);
-        for (std::size_t i = 0; i < cuts; ++i)
-          who[i] = mine_at_cut[i] == cut_clk_[i * S_ + path_] ? me_ : world_.size();
-        MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
-                      world_.comm());
-        for (std::size_t i = 0; i < cuts; ++i)
-          if (who[i] != me_ && who[i] < world_.size())
-            hops_.push_back(Hop{resets_[w0 + i], who[i], Hop::kCut,
-                                static_cast<std::uint32_t>(w0 + i), 0});
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t s = w0 + i;
-        if (s < resets_.size()) {
-          for (std::uint32_t c = 0; c < S_; ++c) prefix[c] += cut_clk_[i * S_ + c];
-          if (prefix[0] != reset_m_[s] && error_.empty())
-            error_ = defs_.anchor_path + ": rank " + std::to_string(me_) +
-                     ": the re-timing replay with nothing changed missed the latest begin of "
-                     "the collective it cuts the run at (the " + std::to_string(s + 1) +
-                     "-th)";
-        } else if (trace_n > 0) {
-          for (std::uint32_t c = 0; c < S_; ++c) last[c] = prefix[c] + last_clk_[c];
-        }
-      }
-      // Hosts keep only what the backward replay needs once every begin came.
-      for (auto& [key, h] : hosted_)
-        if (h.got >= h.expected && h.waiting.empty()) {
-          std::vector<Clk>().swap(h.clocks);
-          std::vector<std::uint8_t>().swap(h.arrived);
-        }
+  }
+
+  /// Parts w0 .. w1 - 1 of the run.
+  void forward_window(std::size_t w0, std::size_t w1) {
+    const std::size_t n = w1 - w0;
+    parts_.assign(n, Part{});
+    clk_.assign(n * 2 * S_, 0);
+    vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
+    cut_clk_.assign(n * S_, kNeg);
+    for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
+  }
+
+  /// One round's steps of every part; `unfinished` is set if a part is not done.
+  bool forward_round(bool& unfinished) {
+    bool moved = false;
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      if (parts_[i].done) continue;
+      moved |= forward_step(parts_[i], i);
+      if (!parts_[i].done) unfinished = true;
     }
-    fwd_ex_ = nullptr;
-    // Runtime: latest end minus earliest start over all ranks (first events keep their time).
-    std::vector<Clk> global(S_ + 1, kNeg);
-    std::vector<Clk> mine(last);
-    mine.push_back(trace_n > 0 ? -T(0) : kNeg);
-    MPI_Allreduce(mine.data(), global.data(), static_cast<int>(S_ + 1), MPI_INT64_T, MPI_MAX,
-                  world_.comm());
-    runtime_.assign(S_, 0);
-    for (std::uint32_t c = 0; c < S_; ++c) runtime_[c] = global[c] + global[S_];
-    t_max_ = global[0];
-    if (path_ >= 0) {
-      int who = trace_n > 0 && last[path_] == global[path_] ? me_ : world_.size();
-      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, world_.comm());
-      sink_ = who < world_.size() ? who : 0;
+    return moved;
+  }
+
+  /// The window's cuts joined: `global` holds each cut's latest begin per clock (relative to
+  /// the previous cut) over all ranks, `who` the lowest rank whose begin is the profiled
+  /// clock's latest there (ranks(): none).
+  void forward_join(std::size_t w0, std::size_t w1, const std::vector<Clk>& global,
+                    const std::vector<int>& who) {
+    const std::size_t n = w1 - w0;
+    const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
+    if (path_ >= 0)
+      for (std::size_t i = 0; i < cuts; ++i)
+        if (who[i] != me_ && who[i] < defs_.ranks())
+          hops_.push_back(Hop{resets_[w0 + i], who[i], Hop::kCut,
+                              static_cast<std::uint32_t>(w0 + i), 0});
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t s = w0 + i;
+      if (s < resets_.size()) {
+        for (std::uint32_t c = 0; c < S_; ++c) prefix_[c] += global[i * S_ + c];
+        if (prefix_[0] != reset_m_[s] && error_.empty())
+          error_ = defs_.anchor_path + ": rank " + std::to_string(me_) +
+                   ": the re-timing replay with nothing changed missed the latest begin of "
+                   "the collective it cuts the run at (the " + std::to_string(s + 1) + "-th)";
+      } else if (trace_.size() > 0) {
+        for (std::uint32_t c = 0; c < S_; ++c) last_[c] = prefix_[c] + last_clk_[c];
+      }
     }
+    // Hosts keep only what the backward replay needs once every begin came.
+    for (auto& [key, h] : hosted_)
+      if (h.got >= h.expected && h.waiting.empty()) {
+        std::vector<Clk>().swap(h.clocks);
+        std::vector<std::uint8_t>().swap(h.arrived);
+      }
+  }
+
+  /// After the last window, with the runtime and the profiled clock's last rank agreed.
+  void forward_end(const std::vector<Clk>& runtime, Clk t_max, Rank sink) {
+    runtime_ = runtime;
+    t_max_ = t_max;
+    sink_ = sink;
     std::sort(released_events_.begin(), released_events_.end());
     // Records nobody waits for any more (released constraints) are dropped.
     inbox_.clear();
@@ -1541,125 +1522,92 @@ class Retimer {
                                : static_cast<std::uint32_t>(it - hops_.begin() - 1);
   }
 
-  /// The profiled clock's critical path, per call path on this rank (seconds): from the rank
-  /// whose run ends last, backwards along the hops (ranked by pointer jumping, as the critical
-  /// path of the trace is), each stretch credited by the rank that owns it with the scenario's
-  /// durations (its Factor changes; the waiting is never on the path).
-  std::vector<double> path_profile() {
+  // The profiled clock's critical path, per call path on each rank (the driver's
+  // path_profile): from the rank whose run ends last, backwards along the hops (ranked by
+  // pointer jumping, as the critical path of the trace is), each stretch credited by the rank
+  // that owns it with the scenario's durations (its Factor changes; the waiting is never on the
+  // path).
+  void path_begin() {
     std::sort(hops_.begin(), hops_.end(),
               [](const Hop& a, const Hop& b) { return a.event < b.event; });
-    const std::size_t n = hops_.size();
-    std::uint64_t total = n;
-    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
-    if (total >= (std::uint64_t{1} << 31))
-      world_.agree([&] {
-        if (me_ == 0)
-          throw ReplayError(defs_.anchor_path + ": the scenario's critical path has " +
-                            std::to_string(total) + " hops, more than it can rank (2^31)");
-      });
-    std::vector<double> factor(tree_.size(), 1.0);
+    factor_.assign(tree_.size(), 1.0);
     for (std::size_t c = 0; c < tree_.size(); ++c)
       for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
         if (mods_[i].clock == static_cast<std::uint32_t>(path_) && mods_[i].slot < 0)
-          factor[c] = mods_[i].factor;
-    auto target_of = [](const Hop& h) { return HopTarget{h.kind, h.a, h.b}; };
-    std::vector<NodeRef> next(n);
-    world_.agree([&] {
-      ask_each<HopTarget, std::uint32_t>(
-          world_, n, [&](std::size_t i) { return hops_[i].rank; },
-          [&](std::size_t i) { return target_of(hops_[i]); },
-          [&](Rank source, const HopTarget& t) { return hop_before(hop_target(t, source)); },
-          [&](std::size_t i, std::uint32_t succ) {
-            if (succ != UINT32_MAX) next[i] = NodeRef{hops_[i].rank, succ};
-          });
-    });
-    NodeRef head;
-    if (me_ == sink_ && n > 0) head = NodeRef{me_, static_cast<std::uint32_t>(n - 1)};
-    MPI_Bcast(&head, sizeof head, MPI_BYTE, sink_, world_.comm());
-    const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t i) {
-      return defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
-             std::to_string(hops_[i].event) +
-             ": the re-timed run's critical path comes back here (a cycle)";
-    });
-    std::vector<Clk> profile(tree_.size(), 0);  // ticks: exact in any order
-    // The stretch (from, y]: each activity at its scenario duration; at the hop it starts
-    // from, only the completion after the partner came.
-    auto credit = [&](std::uint32_t from, EventIdx y) {
-      EventIdx i = 1;
-      if (from != UINT32_MAX) {
-        const EventIdx x = hops_[from].event;
-        const std::uint32_t cp = activity_path(x);
-        if (cp != UINT32_MAX && sync_.test(x))
-          profile[cp] += std::max<Clk>(
-              std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor[cp]), 0);
-        i = x + 1;
-      }
-      for (; i <= y && i < trace_.size(); ++i) {
-        const std::uint32_t cp = activity_path(i);
-        if (cp == UINT32_MAX) continue;
-        const bool sync = sync_.test(i) && !released_forward(i);
-        const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
-        profile[cp] += std::max<Clk>(std::llround(static_cast<double>(d) * factor[cp]), 0);
-      }
-    };
-    if (me_ == sink_ && trace_.size() > 0)
-      credit(n > 0 ? static_cast<std::uint32_t>(n - 1) : UINT32_MAX,
+          factor_[c] = mods_[i].factor;
+    profile_.assign(tree_.size(), 0);
+  }
+
+  /// The stretch (from, y]: each activity at its scenario duration; at the hop it starts from,
+  /// only the completion after the partner came. Ticks: exact in any order.
+  void credit(std::uint32_t from, EventIdx y) {
+    EventIdx i = 1;
+    if (from != UINT32_MAX) {
+      const EventIdx x = hops_[from].event;
+      const std::uint32_t cp = activity_path(x);
+      if (cp != UINT32_MAX && sync_.test(x))
+        profile_[cp] += std::max<Clk>(
+            std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor_[cp]), 0);
+      i = x + 1;
+    }
+    for (; i <= y && i < trace_.size(); ++i) {
+      const std::uint32_t cp = activity_path(i);
+      if (cp == UINT32_MAX) continue;
+      const bool sync = sync_.test(i) && !released_forward(i);
+      const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
+      profile_[cp] += std::max<Clk>(std::llround(static_cast<double>(d) * factor_[cp]), 0);
+    }
+  }
+
+  /// The rank whose run ends last: its last stretch.
+  void credit_sink() {
+    if (trace_.size() > 0)
+      credit(hops_.empty() ? UINT32_MAX : static_cast<std::uint32_t>(hops_.size() - 1),
              static_cast<EventIdx>(trace_.size() - 1));
-    send_each<HopTarget>(
-        world_, n,
-        [&](std::size_t i) { return ranked.position[i] == kOffList ? Rank{-1} : hops_[i].rank; },
-        [&](std::size_t i) { return target_of(hops_[i]); },
-        [&](Rank source, const HopTarget& t) {
-          const EventIdx y = hop_target(t, source);
-          credit(hop_before(y), y);
-        });
+  }
+
+  /// This rank's row of the path profile (seconds per call path), appended to `out`.
+  void path_end(std::vector<double>& out) {
     std::vector<Hop>().swap(hops_);
-    std::vector<double> out(profile.size());
-    for (std::size_t c = 0; c < profile.size(); ++c) out[c] = seconds(profile[c]);
-    return out;
+    for (std::size_t c = 0; c < profile_.size(); ++c) out.push_back(seconds(profile_[c]));
+    std::vector<Clk>().swap(profile_);
   }
 
   // ---- Backward (slack of the unchanged run) ------------------------------------------------
-  void backward(RetimeResult& result) {
-    RecordExchange ex(world_, RankBlocks(defs_.ranks(), world_.size()));
-    bwd_ex_ = &ex;
+  // The backward replay, in phases the driver runs for every held rank (Retimer::backward).
+  void backward_begin() {
     near_critical_.assign(tree_.size(), 0);
-    const std::size_t nparts = resets_.size() + 1;
     // Hosts answer at once where no binding member covers a source.
     for (auto& [key, h] : hosted_)
       host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
                           static_cast<std::uint32_t>(key));
-    const std::size_t windows = (nparts + window_ - 1) / window_;
-    for (std::size_t w = windows; w-- > 0;) {
-      const std::size_t w0 = w * window_;
-      const std::size_t w1 = std::min(nparts, w0 + window_);
-      parts_.assign(w1 - w0, Part{});
-      for (std::size_t i = 0; i < parts_.size(); ++i) start_backward(parts_[i], w0 + i);
-      for (;;) {
-        bool moved = false;
-        int unfinished = 0;
-        for (Part& g : parts_) {
-          if (g.done) continue;
-          moved |= backward_step(g);
-          if (!g.done) unfinished = 1;
-        }
-        ex.exchange();
-        moved |= receive(ex);
-        ++result.backward_rounds;
-        int flags[2] = {unfinished, moved ? 1 : 0};
-        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
-        if (flags[0] == 0) break;
-        if (flags[1] == 0)
-          for (Part& g : parts_)
-            if (!g.done && g.released != g.e) {
-              g.released = g.e;
-              ++released_;
-            }
-      }
-    }
-    bwd_ex_ = nullptr;
-    std::vector<Part>().swap(parts_);
   }
+
+  void backward_window(std::size_t w0, std::size_t w1) {
+    parts_.assign(w1 - w0, Part{});
+    for (std::size_t i = 0; i < parts_.size(); ++i) start_backward(parts_[i], w0 + i);
+  }
+
+  bool backward_round(bool& unfinished) {
+    bool moved = false;
+    for (Part& g : parts_) {
+      if (g.done) continue;
+      moved |= backward_step(g);
+      if (!g.done) unfinished = true;
+    }
+    return moved;
+  }
+
+  /// Nothing moved anywhere: every waiting event is walked past without its records.
+  void release_backward() {
+    for (Part& g : parts_)
+      if (!g.done && g.released != g.e) {
+        g.released = g.e;
+        ++released_;
+      }
+  }
+
+  void backward_end() { std::vector<Part>().swap(parts_); }
 
   void start_backward(Part& g, std::size_t s) {
     g.index = static_cast<std::uint32_t>(s);
@@ -1793,10 +1741,8 @@ class Retimer {
     }
   }
 
-  const World& world_;
   const Definitions& defs_;
   const CallTree& tree_;
-  const Shard& shard_;  ///< one held rank for now (docs/what-if.md, limits)
   const LocalTrace& trace_;
   const RetimeRequest& req_;
   const Rank me_;
@@ -1814,6 +1760,9 @@ class Retimer {
   std::vector<std::uint8_t> mpi_path_;       ///< per call path: an MPI region's
   std::vector<double> visit_mean_;           ///< per balance slot: ticks of a visit
   std::size_t B_ = 0;
+  std::vector<TimeChange> sorted_changes_;   ///< planning: by call path, then clock
+  std::vector<std::uint32_t> stat_of_;       ///< planning: per call path, its balance statistic
+  std::vector<std::int64_t> stats_;          ///< planning: ticks, visits, 1 if run, per statistic
 
   // What the replay knows about events (bit per event, entries indexed by rank()).
   EventBits sent_;   ///< matched sends
@@ -1831,8 +1780,13 @@ class Retimer {
   CollectiveTable table_;
   std::vector<CollEntry> colls_;  ///< collectives that bind, and the cuts; by end event
   std::vector<Ready> ready_;      ///< preparation: what each synchronization waits for
+  std::vector<InstanceInfo> infos_;  ///< preparation: every instance's rule on this rank
+  std::uint32_t best_ = UINT32_MAX;  ///< the communicator of the cut candidates
+  std::vector<const InstanceInfo*> cands_;  ///< preparation: the candidates, by instance
   std::vector<EventIdx> cand_end_;
   std::vector<Ticks> cand_m_;  ///< per candidate: its original latest begin
+  /// Preparation, as a host: the first and last candidate segment of each instance's begins.
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span_;
   std::vector<EventIdx> send_event_;   ///< preparation: per matched send, its event
   std::vector<EventIdx> send_attach_;  ///< preparation: its binding completion, or kNoEvent
   std::vector<std::uint8_t> disq_;
@@ -1855,12 +1809,392 @@ class Retimer {
   std::vector<double> vis_;
   std::vector<Clk> cut_clk_;
   std::vector<Clk> last_clk_;
+  std::vector<Clk> prefix_;  ///< per clock: the latest begin of the last cut joined
+  std::vector<Clk> last_;    ///< per clock: this rank's last event, once its part is joined
   std::vector<Clk> tmp_;
+  std::vector<double> factor_;  ///< path profile: per call path, the profiled clock's factor
+  std::vector<Clk> profile_;    ///< path profile: per call path, ticks
   std::vector<Clk> runtime_;
   Clk t_max_ = 0;
   std::vector<Clk> near_critical_;  ///< per call path: ticks
   std::uint64_t released_ = 0;
   std::string error_;
+};
+
+/// The per-process driver: every phase for all held ranks in rank order, one exchange per
+/// round, and each reduction once per process over the held ranks' values combined first (all
+/// integer sums, maxima and minima: exact in any order, so every value is the same for every M).
+class Retimer {
+ public:
+  Retimer(const World& world, const Definitions& defs, const CallTree& tree, const Shard& shard,
+          const RetimeRequest& request)
+      : world_(world), defs_(defs), shard_(shard), req_(request),
+        S_(std::max<std::uint32_t>(request.clocks, 1)),
+        // A part ships a few records per round, each with a value per clock: parts per window
+        // are a quarter of --window, so a round ships about --window records per rank.
+        ctx_{defs, tree, request, S_,
+             std::max<std::size_t>(request.window / 4, 1),
+             request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
+                 ? request.path_clock
+                 : -1} {
+    for (const LocalTrace& trace : shard.traces) ranks_.emplace_back(ctx_, trace);
+  }
+
+  RetimeResult run() {
+    RetimeResult result;
+    const double t0 = MPI_Wtime();
+    prepare();
+    plan_changes();
+    for (RankRetimer& r : ranks_) r.part_visits();
+    const double t2 = MPI_Wtime();
+    result.parts = ranks_.front().resets_.size() + 1;
+    forward(result);
+    if (ctx_.path >= 0) result.path_profile = path_profile();
+    const double t3 = MPI_Wtime();
+    if (req_.slack_limit >= 0.0) backward(result);
+    const double t4 = MPI_Wtime();
+    result.prepare_seconds = t2 - t0;
+    result.forward_seconds = t3 - t2;
+    result.backward_seconds = t4 - t3;
+    std::uint64_t released = 0;
+    for (const RankRetimer& r : ranks_) released += r.released();
+    MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    // The lowest rank's error, as at one process per rank.
+    world_.agree([&] {
+      for (const RankRetimer& r : ranks_)
+        if (!r.error().empty()) throw ReplayError(r.error());
+    });
+    result.runtime = ranks_.front().runtime_;
+    // Sums in ticks: exact, so they do not depend on the order parts and rounds add them.
+    for (const RankRetimer& r : ranks_)
+      for (const Clk ticks : r.near_critical_) result.near_critical.push_back(r.seconds(ticks));
+    return result;
+  }
+
+ private:
+  // ---- Preparation -----------------------------------------------------------------------
+  void prepare() {
+    const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
+    if (ncomms + 1 >= (1u << 24))
+      throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
+                                            "handles (2^24)");
+    for (RankRetimer& r : ranks_) r.prepare_begin();
+    // (1) Collective rules and the cut candidates.
+    const TimingSink sink = [&](std::size_t i, const CollInstance* inst, const CollTiming* timing,
+                                std::size_t count) {
+      RankRetimer& r = ranks_[i];
+      for (std::size_t j = 0; j < count; ++j) r.infos_.push_back(r.classify(inst[j], timing[j]));
+    };
+    std::vector<CollectiveTable> tables =
+        reduce_collectives(world_, defs_, shard_, req_.window, req_.tolerate_unmatched, sink);
+    int complete = 1;
+    for (std::size_t i = 0; i < ranks_.size(); ++i)
+      if (!ranks_[i].prepare_candidates(std::move(tables[i]))) complete = 0;
+    std::vector<CollectiveTable>().swap(tables);
+    MPI_Allreduce(MPI_IN_PLACE, &complete, 1, MPI_INT, MPI_MIN, world_.comm());
+    for (RankRetimer& r : ranks_) r.prepare_messages(complete != 0);
+    // (2) Messages.
+    {
+      std::deque<RankRetimer::MatchSink> msinks;
+      std::vector<MessageSink*> sinks;
+      for (RankRetimer& r : ranks_) {
+        msinks.emplace_back(r);
+        sinks.push_back(&msinks.back());
+      }
+      match_messages(world_, defs_, shard_, sinks, req_.tolerate_unmatched, req_.window);
+    }
+    // (3) The candidates a constraint crosses.
+    for (RankRetimer& r : ranks_) r.prepare_separate();
+    separate_partners();
+    for (RankRetimer& r : ranks_) r.separate_members();
+    // (4) The cuts every rank allows. Test hook (tests/e2e/what_if_test.cpp):
+    // CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part, which must give the same values.
+    std::vector<std::uint8_t> disq(ranks_.front().disq_.size(), 0);
+    if (std::getenv("CPREPLAY_TEST_RETIME_NO_CUTS") != nullptr)
+      std::fill(disq.begin(), disq.end(), std::uint8_t{1});
+    for (const RankRetimer& r : ranks_)
+      for (std::size_t j = 0; j < disq.size() && j < r.disq_.size(); ++j) disq[j] |= r.disq_[j];
+    if (!disq.empty())
+      MPI_Allreduce(MPI_IN_PLACE, disq.data(), static_cast<int>(disq.size()), MPI_UINT8_T,
+                    MPI_MAX, world_.comm());
+    for (RankRetimer& r : ranks_) r.prepare_finish(disq);
+  }
+
+  /// Calls f(r, j) for the j-th of count(r) items of each held rank r, as one flat index.
+  template <class Count>
+  std::vector<std::size_t> offsets(Count&& count) const {
+    std::vector<std::size_t> first(ranks_.size() + 1, 0);
+    for (std::size_t i = 0; i < ranks_.size(); ++i) first[i + 1] = first[i] + count(ranks_[i]);
+    return first;
+  }
+  static std::size_t holder(const std::vector<std::size_t>& first, std::size_t k) {
+    return static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), k) -
+                                    first.begin() - 1);
+  }
+
+  /// Senders tell receivers, members tell hosts, in which candidate segment they are: one
+  /// batched exchange per kind for the process, records to co-located ranks in memory.
+  void separate_partners() {
+    const RankBlocks& blocks = shard_.blocks;
+    {
+      const std::vector<std::size_t> first =
+          offsets([](const RankRetimer& r) { return r.send_event_.size(); });
+      auto note = [&](std::size_t k) {
+        const std::size_t i = holder(first, k);
+        return ranks_[i].send_note(k - first[i]);
+      };
+      auto dest = [&](std::size_t k) {
+        const std::size_t i = holder(first, k);
+        return blocks.owner(ranks_[i].send_dest_[k - first[i]]);
+      };
+      if (blocks.processes() < blocks.ranks()) {
+        send_each<SendNote>(world_, first.back(), dest, note, [&](Rank, const SendNote& n) {
+          ranks_[shard_.index(n.dest)].take_send_note(n);
+        });
+      } else {
+        // One rank per process: the receiver is that rank, so the note travels without it
+        // (12 B instead of 16 per matched send, in both buffers of the exchange).
+        struct Unaddressed {
+          EventIdx request;
+          std::uint32_t send, attach;
+        };
+        send_each<Unaddressed>(
+            world_, first.back(), dest,
+            [&](std::size_t k) {
+              const SendNote n = note(k);
+              return Unaddressed{n.request, n.send, n.attach};
+            },
+            [&](Rank, const Unaddressed& u) {
+              ranks_.front().take_send_note(
+                  SendNote{ranks_.front().me_, u.request, u.send, u.attach});
+            });
+      }
+    }
+    for (RankRetimer& r : ranks_) r.drop_send_notes();
+    {
+      const std::vector<std::size_t> first =
+          offsets([](const RankRetimer& r) { return r.colls_.size(); });
+      auto note = [&](std::size_t k) {
+        const std::size_t i = holder(first, k);
+        return ranks_[i].member_note(k - first[i]);
+      };
+      send_each<MemberNote>(
+          world_, first.back(), [&](std::size_t k) { return blocks.owner(note(k).dest); }, note,
+          [&](Rank, const MemberNote& m) { ranks_[shard_.index(m.dest)].take_member_note(m); });
+    }
+  }
+
+  /// Balance and rebalance need every rank's ticks and visits of their call paths.
+  void plan_changes() {
+    for (RankRetimer& r : ranks_) r.plan_stats();
+    std::vector<std::int64_t> global(ranks_.front().stats_.size(), 0);
+    for (const RankRetimer& r : ranks_)
+      for (std::size_t i = 0; i < global.size(); ++i) global[i] += r.stats_[i];
+    if (!global.empty())
+      MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_INT64_T,
+                    MPI_SUM, world_.comm());
+    for (RankRetimer& r : ranks_) r.plan_finish(global);
+  }
+
+  // ---- Forward -------------------------------------------------------------------------------
+  void forward(RetimeResult& result) {
+    RecordExchange ex(world_, shard_.blocks);
+    const std::uint32_t S = S_;
+    const int path = ctx_.path;
+    const int none = defs_.ranks();
+    for (RankRetimer& r : ranks_) {
+      r.fwd_ex_ = &ex;
+      r.forward_begin();
+    }
+    const std::vector<EventIdx>& resets = ranks_.front().resets_;
+    const std::size_t nparts = resets.size() + 1;
+    for (std::size_t w0 = 0; w0 < nparts; w0 += ctx_.window) {
+      const std::size_t w1 = std::min(nparts, w0 + ctx_.window);
+      for (RankRetimer& r : ranks_) r.forward_window(w0, w1);
+      for (;;) {
+        bool moved = false, unfinished = false;
+        for (RankRetimer& r : ranks_) moved = r.forward_round(unfinished) || moved;
+        ex.exchange();
+        for (RankRetimer& r : ranks_) moved = r.receive(ex) || moved;
+        ++result.forward_rounds;
+        int flags[2] = {unfinished ? 1 : 0, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0)
+          for (RankRetimer& r : ranks_) r.release_forward();
+      }
+      // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
+      const std::size_t cuts = w0 < resets.size() ? std::min(w1, resets.size()) - w0 : 0;
+      // Reduced in place into the first held rank's cut clocks (the profiled clock's own
+      // values are kept aside for the question below).
+      std::vector<Clk>& global = ranks_.front().cut_clk_;
+      std::vector<Clk> mine;
+      if (path >= 0)
+        for (const RankRetimer& r : ranks_)
+          for (std::size_t i = 0; i < cuts; ++i) mine.push_back(r.cut_clk_[i * S + path]);
+      for (std::size_t h = 1; h < ranks_.size(); ++h)
+        for (std::size_t j = 0; j < cuts * S; ++j)
+          global[j] = std::max(global[j], ranks_[h].cut_clk_[j]);
+      if (cuts > 0)
+        MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(cuts * S), MPI_INT64_T,
+                      MPI_MAX, world_.comm());
+      // Whose begin is latest at each cut (ties: the lower rank): every other rank's part
+      // starts from it.
+      std::vector<int> who;
+      if (path >= 0 && cuts > 0) {
+        who.assign(cuts, none);
+        for (std::size_t h = 0; h < ranks_.size(); ++h)
+          for (std::size_t i = 0; i < cuts; ++i)
+            if (mine[h * cuts + i] == global[i * S + path])
+              who[i] = std::min(who[i], ranks_[h].me_);
+        MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
+                      world_.comm());
+      }
+      for (RankRetimer& r : ranks_) r.forward_join(w0, w1, global, who);
+    }
+    // Runtime: latest end minus earliest start over all ranks (first events keep their time).
+    std::vector<Clk> global(S + 1, kNeg);
+    for (const RankRetimer& r : ranks_) {
+      for (std::uint32_t c = 0; c < S; ++c) global[c] = std::max(global[c], r.last_[c]);
+      if (r.trace_.size() > 0) global[S] = std::max(global[S], -r.T(0));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(S + 1), MPI_INT64_T, MPI_MAX,
+                  world_.comm());
+    std::vector<Clk> runtime(S, 0);
+    for (std::uint32_t c = 0; c < S; ++c) runtime[c] = global[c] + global[S];
+    Rank sink = 0;
+    if (path >= 0) {
+      int who = none;
+      for (const RankRetimer& r : ranks_)
+        if (r.trace_.size() > 0 && r.last_[path] == global[path]) who = std::min(who, r.me_);
+      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, world_.comm());
+      sink = who < none ? who : 0;
+    }
+    for (RankRetimer& r : ranks_) {
+      r.forward_end(runtime, global[0], sink);
+      r.fwd_ex_ = nullptr;
+    }
+  }
+
+  // ---- The profiled clock's critical path ---------------------------------------------------
+  /// A hop on its way to its target rank.
+  struct AddressedTarget {
+    Rank to;    ///< the rank the path continues on
+    Rank from;  ///< the rank of the hop
+    HopTarget target;
+  };
+
+  /// Per held rank, per call path (rank-major): seconds of the profiled clock's critical path.
+  std::vector<double> path_profile() {
+    const RankBlocks& blocks = shard_.blocks;
+    for (RankRetimer& r : ranks_) r.path_begin();
+    // The list spans processes: a process's nodes are the hops of its ranks, one rank after
+    // another (node = first[i] + hop index).
+    const std::vector<std::size_t> first =
+        offsets([](const RankRetimer& r) { return r.hops_.size(); });
+    const std::size_t n = first.back();
+    std::uint64_t total = n;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
+    if (total >= (std::uint64_t{1} << 31))
+      world_.agree([&] {
+        if (world_.rank() == 0)
+          throw ReplayError(defs_.anchor_path + ": the scenario's critical path has " +
+                            std::to_string(total) + " hops, more than it can rank (2^31)");
+      });
+    auto hop = [&](std::size_t k) -> const Hop& {
+      const std::size_t i = holder(first, k);
+      return ranks_[i].hops_[k - first[i]];
+    };
+    auto addressed = [&](std::size_t k) {
+      const std::size_t i = holder(first, k);
+      const Hop& h = ranks_[i].hops_[k - first[i]];
+      return AddressedTarget{h.rank, ranks_[i].me_, HopTarget{h.kind, h.a, h.b}};
+    };
+    std::vector<NodeRef> next(n);
+    world_.agree([&] {
+      ask_each<AddressedTarget, std::uint32_t>(
+          world_, n, [&](std::size_t k) { return blocks.owner(hop(k).rank); }, addressed,
+          [&](Rank, const AddressedTarget& t) {
+            const std::size_t i = shard_.index(t.to);
+            RankRetimer& r = ranks_[i];
+            const std::uint32_t succ = r.hop_before(r.hop_target(t.target, t.from));
+            return succ == UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(first[i] + succ);
+          },
+          [&](std::size_t k, std::uint32_t succ) {
+            if (succ != UINT32_MAX) next[k] = NodeRef{blocks.owner(hop(k).rank), succ};
+          });
+    });
+    const Rank sink = ranks_.front().sink_;
+    NodeRef head;
+    if (shard_.holds(sink)) {
+      const std::size_t i = shard_.index(sink);
+      if (!ranks_[i].hops_.empty())
+        head = NodeRef{world_.rank(), static_cast<std::uint32_t>(first[i + 1] - 1)};
+    }
+    MPI_Bcast(&head, sizeof head, MPI_BYTE, blocks.owner(sink), world_.comm());
+    const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t k) {
+      const std::size_t i = holder(first, k);
+      return defs_.anchor_path + ": rank " + std::to_string(ranks_[i].me_) + ", event " +
+             std::to_string(ranks_[i].hops_[k - first[i]].event) +
+             ": the re-timed run's critical path comes back here (a cycle)";
+    });
+    if (shard_.holds(sink)) ranks_[shard_.index(sink)].credit_sink();
+    send_each<AddressedTarget>(
+        world_, n,
+        [&](std::size_t k) {
+          return ranked.position[k] == kOffList ? Rank{-1} : blocks.owner(hop(k).rank);
+        },
+        addressed,
+        [&](Rank, const AddressedTarget& t) {
+          RankRetimer& r = ranks_[shard_.index(t.to)];
+          const EventIdx y = r.hop_target(t.target, t.from);
+          r.credit(r.hop_before(y), y);
+        });
+    std::vector<double> out;
+    for (RankRetimer& r : ranks_) r.path_end(out);
+    return out;
+  }
+
+  // ---- Backward (slack of the unchanged run) --------------------------------------------------
+  void backward(RetimeResult& result) {
+    RecordExchange ex(world_, shard_.blocks);
+    for (RankRetimer& r : ranks_) {
+      r.bwd_ex_ = &ex;
+      r.backward_begin();
+    }
+    const std::size_t nparts = ranks_.front().resets_.size() + 1;
+    const std::size_t window = ctx_.window;
+    const std::size_t windows = (nparts + window - 1) / window;
+    for (std::size_t w = windows; w-- > 0;) {
+      const std::size_t w0 = w * window;
+      const std::size_t w1 = std::min(nparts, w0 + window);
+      for (RankRetimer& r : ranks_) r.backward_window(w0, w1);
+      for (;;) {
+        bool moved = false, unfinished = false;
+        for (RankRetimer& r : ranks_) moved = r.backward_round(unfinished) || moved;
+        ex.exchange();
+        for (RankRetimer& r : ranks_) moved = r.receive(ex) || moved;
+        ++result.backward_rounds;
+        int flags[2] = {unfinished ? 1 : 0, moved ? 1 : 0};
+        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
+        if (flags[0] == 0) break;
+        if (flags[1] == 0)
+          for (RankRetimer& r : ranks_) r.release_backward();
+      }
+    }
+    for (RankRetimer& r : ranks_) {
+      r.backward_end();
+      r.bwd_ex_ = nullptr;
+    }
+  }
+
+  const World& world_;
+  const Definitions& defs_;
+  const Shard& shard_;
+  const RetimeRequest& req_;
+  const std::uint32_t S_;
+  Context ctx_;
+  std::deque<RankRetimer> ranks_;  ///< one per held rank, in rank order
 };
 
 }  // namespace

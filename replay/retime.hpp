@@ -45,22 +45,23 @@ struct RetimeResult {
   /// Per clock: the run's length (first to last event over all ranks) in ticks; the same on
   /// every rank. Clock 0 equals the trace's own length: the replay checks every event of it.
   std::vector<std::int64_t> runtime;
-  /// Per call path, this rank: seconds of non-waiting time in activities whose slack in the
-  /// unchanged run is at most the request's limit.
+  /// Per held rank (in rank order), per call path: seconds of non-waiting time in activities
+  /// whose slack in the unchanged run is at most the request's limit (rank-major rows of
+  /// tree.size() values; empty without a slack pass).
   std::vector<double> near_critical;
-  /// Per call path, this rank: seconds of the path clock's critical path (its exclusive
-  /// durations in that scenario along the longest path of the re-timed run).
+  /// Per held rank, per call path (rank-major rows): seconds of the path clock's critical path
+  /// (its exclusive durations in that scenario along the longest path of the re-timed run).
   std::vector<double> path_profile;
   std::uint64_t parts = 0;  ///< parts the run splits into at collectives on all ranks
-  std::uint32_t forward_rounds = 0;
+  std::uint32_t forward_rounds = 0;   ///< the same for every number of processes
   std::uint32_t backward_rounds = 0;
   /// Synchronizations whose partner's record never came (clock-condition violations can make
   /// the rules' partners depend on each other in a cycle): replayed as plain activities. All
   /// ranks.
   std::uint64_t released = 0;
-  double prepare_seconds = 0.0;   ///< this rank: matching, rules, cuts, balance factors
-  double forward_seconds = 0.0;   ///< this rank: the forward rounds and the joins
-  double backward_seconds = 0.0;  ///< this rank: the slack rounds
+  double prepare_seconds = 0.0;   ///< this process: matching, rules, cuts, balance factors
+  double forward_seconds = 0.0;   ///< this process: the forward rounds and the joins
+  double backward_seconds = 0.0;  ///< this process: the slack rounds
 };
 
 /// Re-times the run for `request.clocks` scenarios in one forward replay that carries a value
@@ -73,7 +74,9 @@ struct RetimeResult {
 /// matches them, collectives bind as the wait-state rules say. The run is cut into parts at the
 /// collectives on all ranks that every rank leaves only after the last one entered; all parts are
 /// replayed at once, each relative to its start, and joined by one reduction per window.
-/// For now the shard holds one rank (one process per traced rank; docs/what-if.md, limits).
+/// The shard may hold any number of ranks: each step runs for all of them, records between
+/// them move in memory in the same rounds, and every reduction is exact (integer sums, max,
+/// min), so every value and the round counts are the same for every number of processes.
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);

@@ -38,11 +38,14 @@ void World::broadcast_bytes(void* data, std::uint64_t bytes) const {
               MPI_BYTE, 0, comm_);
 }
 
-int World::first_failing(bool failed) const {
-  int local = failed ? rank_ : size_;
-  int global = size_;
+int World::first_failing(bool failed, bool peer_failed, bool* peers) const {
+  // One reduction: a failed rank's own number, below size() for "some rank only stopped",
+  // below size() + 1 for "nothing happened".
+  int local = failed ? rank_ : (peer_failed ? size_ : size_ + 1);
+  int global = size_ + 1;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm_);
-  return global;
+  if (peers != nullptr) *peers = global == size_;
+  return std::min(global, size_);
 }
 
 Progress::~Progress() {

@@ -33,21 +33,31 @@ class World {
   void agree(F&& step) const {
     if (test_kill_step_ > 0) count_step_for_test();
     std::exception_ptr error;
+    // PeerFailed from the step: a nested agree() (or a collective helper) has already chosen
+    // another rank's error. That rank must report it here too, not the lowest rank that was
+    // only told to stop (which would end the run with no message at all).
+    bool peer = false;
     try {
       step();
+    } catch (const PeerFailed&) {
+      peer = true;
     } catch (...) {
       error = std::current_exception();
     }
-    const int first = first_failing(error != nullptr);
+    bool peers = false;
+    const int first = first_failing(error != nullptr, peer, &peers);
     if (first < size_) {
       if (first == rank_) std::rethrow_exception(error);
       throw PeerFailed();
     }
+    if (peers) throw PeerFailed();
   }
 
-  /// The lowest rank whose flag is set, or size() if none: that rank reports the error.
+  /// The lowest rank whose flag is set, or size() if none: that rank reports the error. Ranks
+  /// that only stop because another failed pass `peer_failed` instead: they never report, and
+  /// `*peers` (if given) is set on every rank when no rank failed but some stopped.
   /// MPI: collective on world.
-  int first_failing(bool failed) const;
+  int first_failing(bool failed, bool peer_failed = false, bool* peers = nullptr) const;
   /// Rank 0's `bytes` bytes at `data` to everybody, in pieces MPI's int counts can hold.
   void broadcast_bytes(void* data, std::uint64_t bytes) const;
 

@@ -290,19 +290,9 @@ class Pipeline {
   /// near-critical time, and the user's scenario, from one re-timing replay.
   void what_if() {
     if (settings_.no_what_if) return;
-    if (world_.size() < defs_.ranks()) {
-      // The re-timing replay still holds one rank per process (issue 14 and 16 landed apart).
-      if (world_.rank() == 0)
-        std::fprintf(stderr,
-                     "cpreplay: note: what-if: not available yet with fewer processes than traced "
-                     "ranks; run mpirun -np %d for it (the report and summary have no what-if "
-                     "values)\n",
-                     defs_.ranks());
-      return;
-    }
     progress_.begin("what-if");
     world_.agree([&] {
-      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_[0], path_,
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_, path_,
                                         what_if_settings());
     });
     what_if_ran_ = true;
@@ -534,7 +524,7 @@ class Pipeline {
   /// Per held rank: reduce keeps them for export_views.
   std::vector<std::vector<analysis::PathStretch>> stretches_;
   analysis::WhatIfResult what_if_;
-  bool what_if_ran_ = false;  ///< not with --no-what-if, nor (for now) with fewer processes than ranks
+  bool what_if_ran_ = false;  ///< not with --no-what-if
 };
 
 }  // namespace

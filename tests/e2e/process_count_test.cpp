@@ -50,10 +50,9 @@ Run analyze(const TempDir& dir, const std::string& anchor, int processes,
   Run run;
   run.processes = processes;
   const std::string tag = "m" + std::to_string(processes);
-  // The what-if replay still needs one process per rank (it says so in one note line at M < N):
-  // left out here so that the M = N run is comparable.
-  std::vector<std::string> args = {"-o",     dir / (tag + ".cubex"), "--json", dir / (tag + ".json"),
-                                   "--no-what-if"};
+  // The what-if replay runs too (unless `extra` says --no-what-if): its JSON block and the
+  // report's near_critical_path are compared with everything else.
+  std::vector<std::string> args = {"-o", dir / (tag + ".cubex"), "--json", dir / (tag + ".json")};
   if (views) {
     args.insert(args.end(), {"--timeline", dir / (tag + ".timeline.json"), "--overview",
                              dir / (tag + ".svg")});
@@ -131,9 +130,20 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // Not vacuous: the reference has wait states and a critical path (hybrid traces without one,
   // for now: OpenMP management time instead).
   ASSERT_FALSE(base.cube.values.empty());
-  EXPECT_GT(scenario::total(base.cube, base.cube.metric("critical_path") ? "critical_path"
-                                                                          : "omp_management"),
-            0.0);
+  // Hybrid traces (OpenMP metrics in the report) have no critical path or what-if yet: OpenMP
+  // management time instead.
+  const bool hybrid = base.cube.metric("omp_management") != nullptr;
+  EXPECT_GT(scenario::total(base.cube, hybrid ? "omp_management" : "critical_path"), 0.0);
+  // ...and, unless turned off, what-if values: the critical path is near-critical (slack 0),
+  // and the top call paths have gains.
+  const Json base_json = parse_json(base.json);
+  const bool what_if =
+      !hybrid && std::find(extra.begin(), extra.end(), "--no-what-if") == extra.end();
+  if (what_if) {
+    EXPECT_EQ(base_json["what_if"].type, Json::Type::Object);
+    EXPECT_FALSE(base_json["what_if"]["callpaths"].array.empty());
+    EXPECT_GT(scenario::total(base.cube, "near_critical_path"), 0.0);
+  }
   for (int m : others) {
     SCOPED_TRACE("M = " + std::to_string(m) + " of N = " + std::to_string(ranks));
     const Run run = analyze(dir, anchor, m, extra, views);
@@ -145,6 +155,31 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
     EXPECT_EQ(comparable_summary(run.result.out), comparable_summary(base.result.out));
     EXPECT_EQ(comparable_json(run.json), comparable_json(base.json));
     const Json s = parse_json(run.json);
+    if (what_if) {
+      // Spelled out (the line comparison above covers them too): the what-if block's values
+      // and the near_critical_path metric, bit for bit.
+      EXPECT_TRUE(run.cube.values.at("near_critical_path") ==
+                  base.cube.values.at("near_critical_path"));
+      const Json& x = s["what_if"];
+      const Json& y = base_json["what_if"];
+      EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number);
+      ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size());
+      for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
+        for (const char* key :
+             {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
+        {
+          EXPECT_EQ(x["callpaths"].array[i].has(key), y["callpaths"].array[i].has(key)) << key;
+          if (!x["callpaths"].array[i].has(key) || !y["callpaths"].array[i].has(key)) continue;
+          const Json& a = x["callpaths"].array[i][key];
+          const Json& b = y["callpaths"].array[i][key];
+          EXPECT_EQ(a.type, b.type) << key;
+          EXPECT_EQ(a.number, b.number) << x["callpaths"].array[i]["path"].string << " " << key;
+        }
+      ASSERT_EQ(x["scenarios"].array.size(), y["scenarios"].array.size());
+      for (std::size_t i = 0; i < x["scenarios"].array.size(); ++i)
+        EXPECT_EQ(x["scenarios"].array[i]["runtime_s"].number,
+                  y["scenarios"].array[i]["runtime_s"].number);
+    }
     EXPECT_EQ(s["processes"]["count"].number, m);
     EXPECT_EQ(s["processes"]["ranks_max"].number, (ranks + m - 1) / m);
     EXPECT_EQ(s["processes"]["ranks_min"].number, ranks / m);
@@ -179,7 +214,7 @@ std::string mktrace(const TempDir& dir, const std::vector<std::string>& args) {
 TEST(ProcessCount, Example7Ranks_SameReportSummaryJsonAndViewsAt1_2_3) {
   TempDir dir;
   const std::string anchor = mktrace(dir, {"example", "--ranks", "7", "--iters", "12"});
-  expect_same_at(dir, anchor, 7, {1, 2, 3}, {}, true);
+  expect_same_at(dir, anchor, 7, {1, 2, 3}, {"--what-if", "compute=0.5"}, true);
 }
 
 TEST(ProcessCount, LateSender6Ranks_SameAt1And4) {
@@ -214,7 +249,7 @@ TEST(ProcessCount, Window3AndNoRootCause_SameAt1And2) {
   const std::string anchor = mktrace(dir, {"example", "--ranks", "5", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 2}, {"--window", "3"});
   TempDir other;
-  expect_same_at(other, anchor, 5, {1, 2}, {"--no-rootcause"});
+  expect_same_at(other, anchor, 5, {1, 2}, {"--no-rootcause", "--no-what-if"});
 }
 
 /// Collectives on communicators whose members interleave between processes at M = 2 ({0, 2,

@@ -434,6 +434,134 @@ TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
   }
 }
 
+// ---- Fewer processes than traced ranks -----------------------------------------------------
+
+/// Writes the trace once and runs it at `processes` (with --json and `extra`).
+Analysis analyze_at(const TraceWriter& w, const TempDir& dir, int processes,
+                    const std::vector<std::string>& extra) {
+  if (!file_exists(dir / "t/traces.otf2")) w.write(dir / "t");
+  const std::string tag = "m" + std::to_string(processes);
+  std::vector<std::string> args = {"-o", dir / (tag + ".cubex"), "--json", dir / (tag + ".json")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(dir / "t/traces.otf2");
+  Analysis a;
+  a.run = run_cpreplay(processes, args);
+  if (a.run.exit_code != 0)
+    throw std::runtime_error("cpreplay -np " + std::to_string(processes) + " exited with " +
+                             std::to_string(a.run.exit_code) + ": " + a.run.err);
+  a.cube = read_cube(dir / (tag + ".cubex"));
+  a.json = read_json_file(dir / (tag + ".json"));
+  return a;
+}
+
+// The static barrier loop (4 ranks) on 1, 3 and 4 processes: the hand-computed values of
+// StaticImbalance_... and NearCritical_... (δ = 0) at every M, and work at half speed: rank 3
+// works 0.7 s per iteration, so the run takes 1.5 + 8 x 0.71 = 7.18 s and the scenario's
+// critical path holds rank 3's work, 8 x 0.7 = 5.6 s, the most of any call path.
+TEST(WhatIf, FewerProcesses_StaticImbalanceHandComputedAt1_3_4) {
+  TempDir dir;
+  const TraceWriter w = barrier_loop([](int r, int) { return r == 3 ? 1.4 : 1.0; });
+  for (int m : {1, 3, 4}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    const Analysis a = analyze_at(w, dir, m, {"--near-critical", "0", "--what-if", "work=0.5"});
+    const Json& e = entry(a, kWork);
+    EXPECT_NEAR(a.json["what_if"]["runtime_s"].number, 12.78, kTol);
+    EXPECT_NEAR(e["zeroing_gain_s"].number, 11.2, kTol);
+    EXPECT_NEAR(e["balance_gain_s"].number, 2.4, kTol);
+    EXPECT_NEAR(e["rebalance_gain_s"].number, 2.4, kTol);
+    EXPECT_NEAR(e["near_critical_s"].number, 11.2, kTol);
+    for (int r = 0; r < 4; ++r)
+      EXPECT_NEAR(scenario::at(a.cube, "near_critical_path", kWork, r), r == 3 ? 11.2 : 0.0,
+                  kTol)
+          << r;
+    EXPECT_NEAR(scenario_runtime(a), 7.18, kTol);
+    const Json& path = a.json["what_if"]["scenarios"].array.at(0)["critical_path"];
+    ASSERT_FALSE(path.array.empty());
+    EXPECT_EQ(path.array[0]["path"].string, kWork);
+    EXPECT_NEAR(path.array[0]["seconds"].number, 5.6, kTol);
+    EXPECT_EQ(a.run.err.find("what-if: not available"), std::string::npos) << a.run.err;
+  }
+}
+
+// The Late Sender chain (3 ranks) on 1 and 2 processes: the receives of ranks 1 (co-located
+// with its sender at M = 1 and 2) and 2 bind in memory or over MPI alike: the runtimes and
+// the new critical path of LateSenderChain_..., and Scan and Reduce (hosted by a co-located
+// member) as in their own tests.
+TEST(WhatIf, FewerProcesses_ChainAndCollectivesHandComputedAt1And2) {
+  for (int m : {1, 2}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    TempDir dir;
+    const Analysis a = analyze_at(chain(), dir, m, {"--what-if", "a=0.5"});
+    EXPECT_NEAR(a.json["what_if"]["runtime_s"].number, 4.6, kTol);
+    EXPECT_NEAR(scenario_runtime(a), 3.6, kTol);
+    EXPECT_NEAR(entry(a, "sim.exe/main/a")["zeroing_gain_s"].number, 2.0, kTol);
+    EXPECT_NEAR(entry(a, "sim.exe/main/b")["zeroing_gain_s"].number, 1.0, kTol);
+    EXPECT_NEAR(entry(a, "sim.exe/main/c")["zeroing_gain_s"].number, 0.5, kTol);
+    const Json& path = a.json["what_if"]["scenarios"].array.at(0)["critical_path"];
+    ASSERT_GE(path.array.size(), 3u);
+    EXPECT_EQ(path.array[0]["path"].string, "sim.exe/main/a");
+    EXPECT_NEAR(path.array[0]["seconds"].number, 1.0, kTol);
+    EXPECT_EQ(path.array[1]["path"].string, "sim.exe/main/b");
+    EXPECT_NEAR(path.array[1]["seconds"].number, 1.0, kTol);
+
+    const Kind scan{"MPI_Scan", CollOpT::Scan, -1, {3.6, 3.6, 3.6}, {8, 8, 8}, {8, 8, 8}};
+    TempDir s;
+    EXPECT_NEAR(scenario_runtime(analyze_at(one_collective(scan), s, m, {"--what-if", "w0=0"})),
+                3.8, kTol);
+    const Kind reduce{"MPI_Reduce", CollOpT::Reduce, 1, {3.6, 3.6, 2.6}, {8, 0, 8}, {0, 16, 0}};
+    TempDir r;
+    EXPECT_NEAR(
+        scenario_runtime(analyze_at(one_collective(reduce), r, m, {"--what-if", "w0=0"})), 4.8,
+        kTol);
+  }
+}
+
+// The check works on every held rank: rank 1 shares process 0 with rank 0 at M = 1 and M = 2;
+// its Leave of main moved by one tick is caught with the same line as at M = 3.
+TEST(WhatIf, FewerProcesses_AMovedEventIsCaughtOnASharedProcess) {
+  TempDir dir;
+  chain().write(dir / "t");
+  // Rank 1 leaves main (after MPI_Finalize, the last cut: no other rank sees the tick).
+  ::setenv("CPREPLAY_TEST_RETIME_NUDGE", "1:14", 1);
+  for (int m : {3, 2, 1}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    const RunResult run = run_cpreplay(m, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_NE(run.err.find("cpreplay: error: " + (dir / "t/traces.otf2") +
+                           ": rank 1, event 14: the re-timing replay with nothing changed moved "
+                           "it by 1 ticks\n"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.err.find("cpreplay: error:"), run.err.rfind("cpreplay: error:")) << run.err;
+    EXPECT_FALSE(file_exists(dir / "r.cubex"));
+  }
+  ::unsetenv("CPREPLAY_TEST_RETIME_NUDGE");
+}
+
+// One part (the test hook) at M = 3 gives the values of the cut replay at M = 4, to the bit.
+TEST(WhatIf, FewerProcesses_OnePartAt3SameAsCutsAt4) {
+  const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
+  TempDir dir;
+  const TraceWriter w = barrier_loop(work);
+  const Analysis a = analyze_at(w, dir, 4, {"--what-if", "work=0.3"});
+  ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
+  const Analysis b = analyze_at(w, dir, 3, {"--what-if", "work=0.3"});
+  ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
+  EXPECT_NE(a.run.err.find("9 parts"), std::string::npos) << a.run.err;
+  EXPECT_NE(b.run.err.find("1 parts"), std::string::npos) << b.run.err;
+  const Json& x = a.json["what_if"];
+  const Json& y = b.json["what_if"];
+  EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number);
+  ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size());
+  for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
+    for (const char* key :
+         {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
+      EXPECT_EQ(x["callpaths"].array[i][key].number, y["callpaths"].array[i][key].number)
+          << x["callpaths"].array[i]["path"].string << " " << key;
+  EXPECT_EQ(scenario_runtime(a), scenario_runtime(b));
+  EXPECT_TRUE(a.cube.values.at("near_critical_path") == b.cube.values.at("near_critical_path"));
+}
+
 // --no-what-if: no replay, an empty near_critical_path and "what_if": null.
 TEST(WhatIf, NoWhatIf_NothingComputed) {
   TempDir dir;
