@@ -116,4 +116,29 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
   return summary;
 }
 
+CriticalPathSummary thread_critical_path_pass(const replay::World& world,
+                                              const RankBlocks& blocks, const CallTree& tree,
+                                              const std::vector<CriticalPathResult>& cps,
+                                              std::vector<Severity>& sevs,
+                                              std::vector<std::vector<Severity>>& thread_sevs) {
+  const std::size_t n = tree.size();
+  CriticalPathSummary summary;
+  summary.profile = replay::sum_over_ranks(world, blocks, n, [&](std::size_t i, double* out) {
+    const CriticalPathResult& cp = cps[i];
+    for (std::size_t c = 0; c < n; ++c) {
+      double v = cp.cp[c];
+      for (const std::vector<double>& t : cp.thread_cp) v += t[c];
+      out[c] = v;
+    }
+  });
+  for (double v : summary.profile) summary.length += v;
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    for (std::size_t c = 0; c < n; ++c) sevs[i].at(Metric::CriticalPath, c) = cps[i].cp[c];
+    for (std::size_t t = 0; t < cps[i].thread_cp.size() && t < thread_sevs[i].size(); ++t)
+      for (std::size_t c = 0; c < n; ++c)
+        thread_sevs[i][t].at(Metric::CriticalPath, c) = cps[i].thread_cp[t][c];
+  }
+  return summary;
+}
+
 }  // namespace cpreplay::analysis
