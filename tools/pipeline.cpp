@@ -272,7 +272,7 @@ class Pipeline {
     if (!hybrid_)
       path_ = analysis::indicator_pass(world_, shard_.blocks, tree_, cp_, sev_);
     else
-      path_ = analysis::thread_critical_path_pass(world_, shard_.blocks, tree_, cp_, sev_,
+      path_ = analysis::thread_critical_path_pass(world_, shard_.blocks, defs_, tree_, cp_, sev_,
                                                   worker_sev_);
     for (std::vector<analysis::Severity>& threads : worker_sev_)
       for (analysis::Severity& sev : threads) {
@@ -362,8 +362,8 @@ class Pipeline {
 
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
-    // Hybrid traces: the summary's critical-path table and impact split are built from the
-    // masters' indicators, which do not follow threads yet (docs/json-schema.md).
+    // Hybrid traces: the summary's critical-path table and impact split are built per rank, not
+    // per thread yet (docs/json-schema.md), so they stay empty.
     Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_,
                                               hybrid_ ? analysis::CriticalPathSummary{} : path_);
     if (hybrid_)
@@ -558,9 +558,9 @@ void run(const Settings& settings, replay::World& world) {
     if (!settings.no_root_cause) p.root_causes();
   } else if (world.rank() == 0) {
     std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the performance impact, root causes "
-                 "(delay costs) and what-if analyses do not follow threads yet and are left out "
-                 "of the report\n");
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the root causes (delay costs), "
+                 "critical_path_imbalance and what-if analyses do not follow threads yet and are "
+                 "left out of the report\n");
   }
   p.reduce();
   if (!p.hybrid()) p.what_if();

@@ -389,6 +389,27 @@ TEST(OpenMp, CriticalPathThroughSlowLoopThread_HandComputed) {
     EXPECT_EQ(cube.value("critical_path", loop + "/loop_body", 2), 0.0);
     EXPECT_EQ(cube.value("critical_path", loop + "/" + lbar_name, 1), 0.0);
     EXPECT_NEAR(critical_path_total(cube), 4.0, kEps);
+    // Activities per thread (docs/openmp.md): min(global profile, the thread's non-waiting time).
+    // loop_body: profile 1.8; threads ran 0.9, 1.8, 0.9.
+    const double body[3] = {0.9, 1.8, 0.9};
+    // The loop barrier (profile 0.22): time less the barrier wait, 1.2 - 1.0, 0.21 - 0, 1.02 - 0.8.
+    const double lbar[3] = {0.2, 0.21, 0.22};
+    // The parallel region (profile 0.3): the master's management 0.1 + 0.1; a worker's fork part
+    // only (0.2, 0.3), as scout's runtime ends a worker's region at its Leave.
+    const double par[3] = {0.2, 0.2, 0.3};
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_NEAR(cube.value("critical_path_activities", loop + "/loop_body", t), body[t], kEps);
+      EXPECT_NEAR(cube.value("critical_path_activities", loop + "/" + lbar_name, t), lbar[t], kEps);
+      EXPECT_NEAR(cube.value("critical_path_activities", kMainPar, t), par[t], kEps) << t;
+    }
+    // The region's closing barrier is all waiting on the workers (scout.hyb), 0.3 - 0.02 on the
+    // master.
+    EXPECT_NEAR(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 0), 0.28, kEps);
+    EXPECT_EQ(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 1), 0.0);
+    EXPECT_EQ(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 2), 0.0);
+    // main: the master ran 0.9 + 0.4 + 0.5 (after MPI_Finalize) of which 1.3 is on the path.
+    EXPECT_NEAR(cube.value("non_critical_path_activities", "sim.exe/main", 0), 0.5, kEps);
+    EXPECT_EQ(cube.value("non_critical_path_activities", "sim.exe/main", 1), 0.0);
   }
 }
 
