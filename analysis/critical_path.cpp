@@ -189,6 +189,24 @@ class ThreadPaths {
         }
       }
     }
+    // Every team member must have gone through the master's barriers (the walk pairs the j-th
+    // barrier of each), checked for every region, whether the path crosses it or not.
+    for (std::size_t k = 0; k < forks_.size(); ++k) {
+      const TeamVisit* team = &visits_[k * threads_];
+      const std::size_t barriers = team[0].barriers.size();
+      for (std::size_t t = 0; t < threads_; ++t) {
+        if (team[t].enter == kNoEvent) continue;
+        bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
+        for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
+        if (!closed)
+          throw TraceError(defs.anchor_path + ": rank " + std::to_string(master.rank) +
+                           ", thread " + std::to_string(t) + ": parallel region " +
+                           std::to_string(k + 1) + " has " +
+                           std::to_string(team[t].barriers.size()) +
+                           " complete barriers on this thread but " + std::to_string(barriers) +
+                           " on the master (the critical path cannot follow the team)");
+      }
+    }
   }
 
   /// The instance the master forks at event e, if its join is at or before `to` (else SIZE_MAX).
@@ -214,17 +232,6 @@ class ThreadPaths {
     const TeamVisit* team = &visits_[k * threads_];
     const TeamVisit& mv = team[0];
     const std::size_t barriers = mv.barriers.size();
-    for (std::size_t t = 0; t < threads_; ++t) {
-      if (team[t].enter == kNoEvent) continue;
-      bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
-      for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
-      if (!closed)
-        throw TraceError(defs_.anchor_path + ": rank " + std::to_string(master_.rank) +
-                         ", thread " + std::to_string(t) + ": parallel region " +
-                         std::to_string(k + 1) + " has " + std::to_string(team[t].barriers.size()) +
-                         " complete barriers on this thread but " + std::to_string(barriers) +
-                         " on the master (the critical path cannot follow the team)");
-    }
     (*out[0])[master_.ref[mv.leave]] += defs_.clock.span(master_.time[mv.leave], join_t);
     std::size_t owner = 0;
     EventIdx upto = mv.leave;
@@ -532,7 +539,15 @@ std::vector<CriticalPathResult> critical_path_pass(
 
   std::vector<CriticalPathResult> results;
   results.reserve(held);
-  for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+  if (shard.workers.empty()) {
+    for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+  } else {
+    // Following the threads can find a team that does not fit together (TraceError): every
+    // process stops at this boundary.
+    world.agree([&] {
+      for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+    });
+  }
   return results;
 }
 

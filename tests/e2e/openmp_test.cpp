@@ -3,6 +3,7 @@
 // lock API, limited parallelism), analyzed by `mpirun cpreplay`, read back per thread location.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tests/support/cube_reader.hpp"
@@ -492,6 +493,47 @@ TEST(OpenMp, CriticalPathLateSenderDelayedByWorker_HandComputed) {
     EXPECT_EQ(cube.value("critical_path", kMainPar + "/work", 3), 0.0);
     EXPECT_EQ(cube.value("critical_path", kMainPar, 2), 0.0);
     EXPECT_NEAR(critical_path_total(cube), 4.1, kEps);
+  }
+}
+
+// A team whose worker skipped a barrier the master went through: the critical path cannot follow
+// it; one line naming rank, thread and parallel region, a non-zero exit, no report. Also with the rank on
+// the second of two processes (the others stop at the same boundary).
+TEST(OpenMp, CriticalPathTeamWithMissingBarrier_RefusedWithOneLine) {
+  for (int processes : {1, 2}) {
+    TempDir dir;
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.1);
+        if (r == 0 || t == 0) {
+          w.thread_enter(r, t, 1.5, kIbar);
+          w.thread_leave(r, t, 1.6, kIbar);
+        }
+        team_out(w, r, t, 1.6);
+      }
+      w.omp_join(r, 1.7);
+      end_rank(w, r);
+    }
+    w.write(dir / "t");
+    const RunResult run =
+        run_cpreplay(processes, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+    EXPECT_NE(run.exit_code, 0) << run.err;
+    const std::string line = "cpreplay: error: " + dir / "t/traces.otf2" +
+                             ": rank 1, thread 1: parallel region 1 has 0 complete barriers on "
+                             "this thread but 1 on the master (the critical path cannot follow "
+                             "the team)\n";
+    EXPECT_NE(run.err.find(line), std::string::npos) << run.err;
+    // One line from cpreplay (mpirun adds its own notice about the exit status).
+    std::size_t ours = 0;
+    for (std::size_t at = run.err.find("cpreplay:"); at != std::string::npos;
+         at = run.err.find("cpreplay:", at + 1))
+      ++ours;
+    EXPECT_EQ(ours, 1u) << run.err;
+    EXPECT_FALSE(file_exists(dir / "r.cubex"));
   }
 }
 
