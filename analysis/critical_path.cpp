@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <utility>
 
+#include "analysis/openmp.hpp"
 #include "cpreplay/error.hpp"
 #include "replay/pointer_jump.hpp"
 
@@ -64,8 +66,9 @@ struct AddressedStretch {
 class RankPath {
  public:
   RankPath(const Definitions& defs, const LocalTrace& trace, const WaitStateResult& waits,
-           const replay::CollectiveTable& collectives)
-      : defs_(defs), trace_(trace), waits_(waits), collectives_(collectives) {}
+           const replay::CollectiveTable& collectives,
+           const std::vector<LocalTrace>* workers = nullptr)
+      : defs_(defs), trace_(trace), waits_(waits), collectives_(collectives), workers_(workers) {}
 
   std::size_t size() const { return waits_.waits.size(); }
 
@@ -120,7 +123,183 @@ class RankPath {
   const LocalTrace& trace_;
   const WaitStateResult& waits_;
   const replay::CollectiveTable& collectives_;
+  const std::vector<LocalTrace>* workers_;  ///< hybrid traces: threads 1, 2, ...; else null
   std::vector<Interval> intervals_;
+};
+
+/// One thread's part in one parallel-region instance: its Enter and Leave of the parallel
+/// region and its barriers (Enter, Leave) in order.
+struct TeamVisit {
+  EventIdx enter = kNoEvent;
+  EventIdx leave = kNoEvent;
+  std::vector<std::pair<EventIdx, EventIdx>> barriers;
+};
+
+/// The critical path through the threads of one rank (docs/openmp.md, "Critical path"): the
+/// master's parallel-region instances and every thread's visit of them, and the backward walk
+/// from a join to its fork.
+class ThreadPaths {
+ public:
+  ThreadPaths(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
+              const std::vector<LocalTrace>& workers)
+      : defs_(defs), tree_(tree), master_(master), workers_(workers),
+        threads_(workers.size() + 1) {
+    std::vector<OmpConstruct> construct(tree.size());
+    for (std::uint32_t c = 0; c < tree.size(); ++c)
+      construct[c] = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+    for (EventIdx e = 0; e < master.size(); ++e) {
+      if (master.kind[e] == EventKind::ThreadFork) {
+        forks_.push_back(e);
+        joins_.push_back(kNoEvent);
+      } else if (master.kind[e] == EventKind::ThreadJoin && !joins_.empty()) {
+        joins_.back() = e;
+      }
+    }
+    visits_.resize(forks_.size() * threads_);
+    // The instance whose fork is the latest at or before t (as the OpenMP pass assigns teams).
+    auto instance_at = [&](Ticks t) -> std::size_t {
+      std::size_t lo = 0, hi = forks_.size();
+      while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (master.time[forks_[mid]] <= t) lo = mid + 1; else hi = mid;
+      }
+      return lo == 0 ? SIZE_MAX : lo - 1;
+    };
+    for (std::size_t t = 0; t < threads_; ++t) {
+      const LocalTrace& tr = trace(t);
+      std::size_t team = SIZE_MAX;
+      for (EventIdx e = 0; e < tr.size(); ++e) {
+        const EventKind k = tr.kind[e];
+        if (k == EventKind::ThreadTeam) {
+          team = tr.ref[e] == 0 ? instance_at(tr.time[e]) : SIZE_MAX;
+          continue;
+        }
+        if (k != EventKind::Enter && k != EventKind::Leave) continue;
+        const OmpConstruct c = construct[tr.ref[e]];
+        if (c == OmpConstruct::None) continue;
+        const std::size_t inst = team != SIZE_MAX ? team : instance_at(tr.time[e]);
+        if (inst == SIZE_MAX) continue;
+        TeamVisit& v = visits_[inst * threads_ + t];
+        if (c == OmpConstruct::Parallel) {
+          (k == EventKind::Enter ? v.enter : v.leave) = e;
+        } else if (k == EventKind::Enter) {
+          v.barriers.emplace_back(e, kNoEvent);
+        } else if (!v.barriers.empty()) {
+          v.barriers.back().second = e;
+        }
+      }
+    }
+    // Every team member must have gone through the master's barriers (the walk pairs the j-th
+    // barrier of each), checked for every region, whether the path crosses it or not.
+    for (std::size_t k = 0; k < forks_.size(); ++k) {
+      const TeamVisit* team = &visits_[k * threads_];
+      const std::size_t barriers = team[0].barriers.size();
+      for (std::size_t t = 0; t < threads_; ++t) {
+        if (team[t].enter == kNoEvent) continue;
+        bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
+        for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
+        if (!closed)
+          throw TraceError(defs.anchor_path + ": rank " + std::to_string(master.rank) +
+                           ", thread " + std::to_string(t) + ": parallel region " +
+                           std::to_string(k + 1) + " has " +
+                           std::to_string(team[t].barriers.size()) +
+                           " complete barriers on this thread but " + std::to_string(barriers) +
+                           " on the master (the critical path cannot follow the team)");
+      }
+    }
+  }
+
+  /// The instance the master forks at event e, if its join is at or before `to` (else SIZE_MAX).
+  std::size_t instance_of_fork(EventIdx e, EventIdx to) const {
+    const auto it = std::lower_bound(forks_.begin(), forks_.end(), e);
+    if (it == forks_.end() || *it != e) return SIZE_MAX;
+    const auto k = static_cast<std::size_t>(it - forks_.begin());
+    if (joins_[k] == kNoEvent || joins_[k] > to) return SIZE_MAX;
+    const TeamVisit& m = visits_[k * threads_];
+    return m.enter != kNoEvent && m.leave != kNoEvent ? k : SIZE_MAX;
+  }
+  EventIdx join_of(std::size_t k) const { return joins_[k]; }
+
+  /// Credits the path from instance k's join back to its fork: on the master from the join to its
+  /// Leave of the parallel region; at each barrier (backwards) the owner keeps the time after the
+  /// team's last Enter and the path moves on to the thread that entered last (the owner itself
+  /// if it did; of several, the lowest thread number); at the owner's Enter of the parallel region
+  /// the stretch since the fork is the owner's (omp_fork time), and the path returns to the master
+  /// at the fork. out[t]: thread t's credits per call path.
+  void walk(std::size_t k, const std::vector<std::vector<double>*>& out) const {
+    const Ticks fork_t = master_.time[forks_[k]];
+    const Ticks join_t = master_.time[joins_[k]];
+    const TeamVisit* team = &visits_[k * threads_];
+    const TeamVisit& mv = team[0];
+    const std::size_t barriers = mv.barriers.size();
+    (*out[0])[master_.ref[mv.leave]] += defs_.clock.span(master_.time[mv.leave], join_t);
+    std::size_t owner = 0;
+    EventIdx upto = mv.leave;
+    for (std::size_t j = barriers; j > 0; --j) {
+      const LocalTrace& tr = trace(owner);
+      const auto [enter, leave] = team[owner].barriers[j - 1];
+      credit(tr, *out[owner], leave, upto, UINT32_MAX);
+      Ticks last = 0;
+      for (std::size_t t = 0; t < threads_; ++t)
+        if (team[t].enter != kNoEvent)
+          last = std::max(last, trace(t).time[team[t].barriers[j - 1].first]);
+      const std::uint32_t at = tr.ref[leave];
+      const double at_barrier = credit(tr, *out[owner], enter, leave, at);
+      if (tr.time[enter] < last) {
+        (*out[owner])[at] -= std::min(defs_.clock.span(tr.time[enter], last), at_barrier);
+        for (std::size_t t = 0; t < threads_; ++t)
+          if (team[t].enter != kNoEvent && trace(t).time[team[t].barriers[j - 1].first] == last) {
+            owner = t;
+            break;
+          }
+      }
+      upto = team[owner].barriers[j - 1].first;
+    }
+    const LocalTrace& tr = trace(owner);
+    credit(tr, *out[owner], team[owner].enter, upto, UINT32_MAX);
+    const EventIdx enter = team[owner].enter;
+    if (tr.time[enter] > fork_t)
+      (*out[owner])[tr.ref[enter]] += defs_.clock.span(fork_t, tr.time[enter]);
+  }
+
+  /// Target call path of an Enter/Leave event's segment (its region left, or the parent of the
+  /// region entered).
+  std::uint32_t target_of(const LocalTrace& tr, EventIdx i) const {
+    if (tr.kind[i] == EventKind::Leave) return tr.ref[i];
+    const CallpathId parent = tree_.node(CallpathId{tr.ref[i]}).parent;
+    return parent.valid() ? parent.value : UINT32_MAX;
+  }
+
+ private:
+  const LocalTrace& trace(std::size_t t) const { return t == 0 ? master_ : workers_[t - 1]; }
+
+  /// Credits the segments of the Enter/Leave events in (a, b] of one thread (a is one), as the
+  /// time metric does; returns those at call path `at`.
+  double credit(const LocalTrace& tr, std::vector<double>& out, EventIdx a, EventIdx b,
+                std::uint32_t at) const {
+    double at_sum = 0.0;
+    EventIdx prev = a;
+    for (EventIdx i = a + 1; i <= b; ++i) {
+      if (!tr.is_enter_or_leave(i)) continue;
+      const std::uint32_t target = target_of(tr, i);
+      if (target != UINT32_MAX) {
+        const double c = defs_.clock.span(tr.time[prev], tr.time[i]);
+        out[target] += c;
+        if (target == at) at_sum += c;
+      }
+      prev = i;
+    }
+    return at_sum;
+  }
+
+  const Definitions& defs_;
+  const CallTree& tree_;
+  const LocalTrace& master_;
+  const std::vector<LocalTrace>& workers_;
+  const std::size_t threads_;
+  std::vector<EventIdx> forks_;  ///< the master's ThreadFork events, in order
+  std::vector<EventIdx> joins_;  ///< the matching ThreadJoin (kNoEvent: none)
+  std::vector<TeamVisit> visits_;  ///< [instance * threads + thread]
 };
 
 CriticalPathResult RankPath::accumulate(const CallTree& tree) {
@@ -169,10 +348,55 @@ CriticalPathResult RankPath::accumulate(const CallTree& tree) {
   };
   if (trace.size() > 0)
     accumulate(-1, static_cast<std::int64_t>(trace.size()) - 1, result.runtime, UINT32_MAX);
+  // Hybrid traces: the master's segments, except that a parallel region lying wholly inside the
+  // stretch is walked through the threads (ThreadPaths::walk). A region the stretch only partly
+  // covers (an MPI wait state of the master inside it) stays the master's, as for pure MPI.
+  std::unique_ptr<ThreadPaths> threads;
+  std::vector<std::vector<double>*> outs;
+  if (workers_ != nullptr && !workers_->empty()) {
+    threads = std::make_unique<ThreadPaths>(defs, tree, trace, *workers_);
+    result.thread_cp.assign(workers_->size(), std::vector<double>(tree.size(), 0.0));
+    outs.push_back(&result.cp);
+    for (std::vector<double>& v : result.thread_cp) outs.push_back(&v);
+  }
+  auto accumulate_threads = [&](std::int64_t from, std::int64_t to, std::uint32_t at) {
+    double at_sum = 0.0;
+    std::int64_t prev = from;
+    while (prev >= 0 && !is_el(prev)) --prev;
+    bool have_prev = prev >= 0;
+    Ticks prev_t = have_prev ? trace.time[static_cast<EventIdx>(prev)] : 0;
+    auto add = [&](std::uint32_t target, double credit) {
+      if (target == UINT32_MAX) return;
+      result.cp[target] += credit;
+      if (target == at) at_sum += credit;
+    };
+    for (std::int64_t i = from + 1; i <= to; ++i) {
+      const auto e = static_cast<EventIdx>(i);
+      if (trace.kind[e] == EventKind::ThreadFork) {
+        const std::size_t k = threads->instance_of_fork(e, static_cast<EventIdx>(to));
+        if (k == SIZE_MAX) continue;
+        // Up to the fork, as the next Enter/Leave (the master's Enter of the region) credits.
+        EventIdx next = e + 1;
+        while (!trace.is_enter_or_leave(next)) ++next;
+        if (have_prev) add(threads->target_of(trace, next), defs.clock.span(prev_t, trace.time[e]));
+        threads->walk(k, outs);
+        i = threads->join_of(k);
+        prev_t = trace.time[static_cast<EventIdx>(i)];
+        have_prev = true;
+        continue;
+      }
+      if (!is_el(i)) continue;
+      if (have_prev) add(target_of(e), defs.clock.span(prev_t, trace.time[e]));
+      prev_t = trace.time[e];
+      have_prev = true;
+    }
+    return at_sum;
+  };
   for (const Interval& iv : intervals_) {
     const std::int64_t from = iv.from == kNoEvent ? -1 : cut_of(trace, iv.from);
     const std::int64_t to = cut_of(trace, iv.to);
-    const double at_x = accumulate(from, to, result.cp, iv.callpath);
+    const double at_x = threads ? accumulate_threads(from, to, iv.callpath)
+                                : accumulate(from, to, result.cp, iv.callpath);
     const double lost = iv.callpath != UINT32_MAX ? std::min(iv.wait, at_x) : 0.0;
     if (iv.callpath != UINT32_MAX) result.cp[iv.callpath] -= lost;
     // The same stretch in time, for the timeline: it starts where the waiting at X ended.
@@ -236,7 +460,8 @@ std::vector<CriticalPathResult> critical_path_pass(
   paths.reserve(held);
   std::vector<std::uint32_t> first_node(held + 1, 0);
   for (std::size_t i = 0; i < held; ++i) {
-    paths.emplace_back(defs, shard.traces[i], waits[i], collectives[i]);
+    paths.emplace_back(defs, shard.traces[i], waits[i], collectives[i],
+                       shard.workers.empty() ? nullptr : &shard.workers[i]);
     first_node[i + 1] = first_node[i] + static_cast<std::uint32_t>(waits[i].waits.size());
   }
   const std::size_t n = first_node[held];
@@ -314,7 +539,15 @@ std::vector<CriticalPathResult> critical_path_pass(
 
   std::vector<CriticalPathResult> results;
   results.reserve(held);
-  for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+  if (shard.workers.empty()) {
+    for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+  } else {
+    // Following the threads can find a team that does not fit together (TraceError): every
+    // process stops at this boundary.
+    world.agree([&] {
+      for (RankPath& p : paths) results.push_back(p.accumulate(tree));
+    });
+  }
   return results;
 }
 

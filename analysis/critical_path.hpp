@@ -29,6 +29,10 @@ struct PathStretch {
 
 struct CriticalPathResult {
   std::vector<double> cp;       ///< the rank's critical-path time per call path (exclusive)
+  /// Hybrid traces: worker thread t's (t = 1, 2, ...) critical-path time per call path in
+  /// thread_cp[t - 1] (docs/openmp.md, "Critical path"); cp is then the master's. Empty for
+  /// pure MPI.
+  std::vector<std::vector<double>> thread_cp;
   std::vector<double> runtime;  ///< whole-run exclusive time per call path (§7.2 segments)
   std::vector<double> waits;    ///< W[c]: waiting time of this rank's wait states per call path
   std::uint64_t owned_segments = 0;  ///< how many stretches of the path this rank owned
@@ -43,6 +47,9 @@ struct CriticalPathResult {
 /// Throws IncompleteTraceError (via World::agree, on the lowest such rank) when a rank has no
 /// MPI_Finalize: the path has no end to start from.
 /// MPI: collective on world.
+/// Hybrid traces (shard.workers non-empty): where the path crosses a parallel region of a master,
+/// it is followed through the threads from the join back to the fork (docs/openmp.md).
+/// Throws TraceError when a team's threads saw different numbers of barriers.
 /// With `partial_start` >= 0 (--partial) a trace without MPI_Finalize is walked from the end
 /// of that rank's events (the rank that stopped first) instead of failing.
 std::vector<CriticalPathResult> critical_path_pass(

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analysis/openmp.hpp"
 #include "analysis/profile.hpp"
 #include "replay/rank_sum.hpp"
 
@@ -113,6 +114,126 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
       if (share > 0.0) sev.at(Metric::CriticalPathImbalance, c) = share * cp.cp[c];
     }
   }
+  return summary;
+}
+
+namespace {
+
+/// One location of a hybrid trace for the impact indicators: its critical path, its non-waiting
+/// time lt (docs/openmp.md, "Impact indicators") and its severities.
+struct ThreadLocation {
+  const std::vector<double>* cp;
+  std::vector<double> lt;
+  Severity* sev;
+};
+
+/// lt of a thread location: time less the waiting Scalasca's synchpoint handler subtracts (MPI
+/// wait states on the master, OpenMP barrier waits on every thread), where the time of a
+/// worker's parallel region lacks the join part of its management (scout's runtime map ends a
+/// worker's region at its Leave; the master's runs to the join).
+std::vector<double> thread_non_waiting(const Severity& sev, const std::vector<double>* mpi_waits,
+                                       bool master, const std::vector<bool>& end_barrier) {
+  const std::size_t n = sev.callpaths();
+  std::vector<double> lt(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    if (!master && end_barrier[c]) {
+      lt[c] = 0.0;
+      continue;
+    }
+    double t = sev.at(Metric::Time, c);
+    if (!master) t -= sev.at(Metric::OmpManagement, c) - sev.at(Metric::OmpFork, c);
+    double w = sev.at(Metric::OmpIbarrierWait, c) + sev.at(Metric::OmpEbarrierWait, c);
+    if (mpi_waits) w += (*mpi_waits)[c];
+    lt[c] = t - std::min(t, w);
+  }
+  return lt;
+}
+
+}  // namespace
+
+CriticalPathSummary thread_critical_path_pass(const replay::World& world,
+                                              const RankBlocks& blocks, const Definitions& defs,
+                                              const CallTree& tree,
+                                              const std::vector<CriticalPathResult>& cps,
+                                              std::vector<Severity>& sevs,
+                                              std::vector<std::vector<Severity>>& thread_sevs) {
+  const std::size_t n = tree.size();
+  const std::size_t held = cps.size();
+  CriticalPathSummary summary;
+  summary.profile = replay::sum_over_ranks(world, blocks, n, [&](std::size_t i, double* out) {
+    const CriticalPathResult& cp = cps[i];
+    for (std::size_t c = 0; c < n; ++c) {
+      double v = cp.cp[c];
+      for (const std::vector<double>& t : cp.thread_cp) v += t[c];
+      out[c] = v;
+    }
+  });
+  const std::vector<double>& gcp = summary.profile;
+  for (double v : gcp) summary.length += v;
+
+  // Every thread is a location of the indicators (scalasca-metrics.md §7.5-§7.6), with the
+  // global profile over all locations.
+  std::vector<bool> end_barrier(n, false);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const CallTree::Node& node = tree.node(CallpathId{c});
+    end_barrier[c] = node.parent.valid() &&
+                     omp_construct(defs.region(node.region)) == OmpConstruct::ImplicitBarrier &&
+                     omp_construct(defs.region(tree.node(node.parent).region)) ==
+                         OmpConstruct::Parallel;
+  }
+  std::vector<std::vector<ThreadLocation>> locations(held);
+  for (std::size_t i = 0; i < held; ++i) {
+    const CriticalPathResult& cp = cps[i];
+    locations[i].push_back(
+        ThreadLocation{&cp.cp, thread_non_waiting(sevs[i], &cp.waits, true, end_barrier), &sevs[i]});
+    for (std::size_t t = 0; t < cp.thread_cp.size() && t < thread_sevs[i].size(); ++t)
+      locations[i].push_back(ThreadLocation{
+          &cp.thread_cp[t], thread_non_waiting(thread_sevs[i][t], nullptr, false, end_barrier),
+          &thread_sevs[i][t]});
+  }
+  auto rows_of = [&](std::size_t i, double* row) {
+    for (const ThreadLocation& loc : locations[i]) {
+      const std::vector<double>& lt = loc.lt;
+      Severity& sev = *loc.sev;
+      for (std::size_t c = 0; c < n; ++c) {
+        sev.at(Metric::CriticalPath, c) = (*loc.cp)[c];
+        if (gcp[c] > 0.0) sev.at(Metric::CriticalPathActivities, c) = std::min(gcp[c], lt[c]);
+        if (lt[c] - gcp[c] > 0.0) sev.at(Metric::NonCriticalPathActivities, c) = lt[c] - gcp[c];
+      }
+      double sum_lt = 0.0, sum_ex = 0.0, sum_hr = 0.0, lplen = 0.0;
+      std::vector<double> ex(n, 0.0), hr(n, 0.0);
+      for (std::size_t c = 0; c < n; ++c) {
+        sum_lt += lt[c];
+        ex[c] = std::max(0.0, gcp[c] - lt[c]);
+        sum_ex += ex[c];
+        if (lt[c] == 0.0) {
+          hr[c] = gcp[c];
+          sum_hr += hr[c];
+        } else if (lt[c] > 0.0) {
+          lplen += std::max(lt[c], gcp[c]);
+        }
+      }
+      const double alpha = sum_ex > 0.0 ? (summary.length - sum_lt) / sum_ex : 0.0;
+      const double f = sum_hr > 0.0 ? (summary.length - lplen) / sum_hr : 0.0;
+      for (std::size_t c = 0; c < n; ++c) {
+        row[c] += alpha * ex[c];
+        row[n + c] += f * hr[c];
+      }
+    }
+  };
+  const std::vector<double> sums = replay::sum_over_ranks(world, blocks, 2 * n, rows_of);
+  for (std::size_t i = 0; i < held; ++i)
+    for (const ThreadLocation& loc : locations[i])
+      for (std::size_t c = 0; c < n; ++c) {
+        const double cpc = (*loc.cp)[c];
+        if (cpc <= 0.0 || gcp[c] <= 0.0) continue;
+        const double share = cpc / gcp[c];
+        const double impact = std::max(0.0, share * sums[c]);
+        const double inter = std::max(0.0, share * sums[n + c]);
+        loc.sev->at(Metric::CriticalImbalanceImpact, c) = impact;
+        loc.sev->at(Metric::InterPartitionImbalance, c) = inter;
+        loc.sev->at(Metric::IntraPartitionImbalance, c) = impact - inter;
+      }
   return summary;
 }
 

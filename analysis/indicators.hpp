@@ -26,4 +26,17 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
                                    const std::vector<CriticalPathResult>& cps,
                                    std::vector<Severity>& sevs);
 
+/// Hybrid traces: writes critical_path and the impact indicators (every thread a location,
+/// docs/openmp.md "Impact indicators per thread") into the masters' (`sevs[i]`) and worker
+/// threads' (`thread_sevs[i][t - 1]`) severities from cps[i].cp and cps[i].thread_cp, and
+/// returns the profile summed over all locations, in the same fixed rank order as
+/// indicator_pass. `sevs` must hold time, the wait states and the OpenMP metrics.
+/// MPI: collective on world.
+CriticalPathSummary thread_critical_path_pass(const replay::World& world,
+                                              const RankBlocks& blocks, const Definitions& defs,
+                                              const CallTree& tree,
+                                              const std::vector<CriticalPathResult>& cps,
+                                              std::vector<Severity>& sevs,
+                                              std::vector<std::vector<Severity>>& thread_sevs);
+
 }  // namespace cpreplay::analysis

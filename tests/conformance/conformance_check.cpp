@@ -4,8 +4,10 @@
 // (docs/cube-report.md): conformance_check REPORT EXPECTED METRIC[,METRIC...] [SKIP[,SKIP...]]
 // Hybrid expected.json files key values "rank.thread" and list the threads per rank; SKIP
 // names metrics not compared yet (each is printed with the reason, never passed silently).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +26,26 @@ bool is_count(const std::string& m, const CubeFile& cube) {
   return m == "visits" || m.rfind("syncs", 0) == 0 || m.rfind("comms", 0) == 0 ||
          m.rfind("bytes", 0) == 0 || m.find("_count") != std::string::npos;
 }
+
+}  // namespace
+
+namespace {
+
+/// Why a metric is not compared (the SKIPPED list names a tag after the metric).
+struct SkipReason {
+  const char* tag;
+  const char* text;
+};
+const SkipReason kSkipReasons[] = {
+    {"", "not yet: issue 17 part 2"},
+    {"scout-nan",
+     "expected.json keeps scout.hyb's loss of this metric (its 0/0 division of "
+     "conformance/README.md: -inf x 0 on every master thread), which cpreplay guards as for pure "
+     "MPI (docs/openmp.md)"},
+    {"scout-nan-intra",
+     "expected.json holds scout.hyb's critical_imbalance_impact here (inter_partition_imbalance "
+     "lost, see there); cpreplay's is impact - its guarded inter (docs/openmp.md)"},
+};
 
 }  // namespace
 
@@ -49,11 +71,21 @@ int main(int argc, char** argv) {
     for (std::string m; std::getline(list, m, ',');)
       if (!m.empty()) wanted.insert(m);
     const bool all = wanted.count("all") != 0;
-    std::set<std::string> skipped;
+    // SKIPPED: metric[:reason], the reason a tag of kSkipReasons (default: not implemented yet).
+    std::map<std::string, std::string> skipped;
     if (argc == 5) {
       std::stringstream skip_list(argv[4]);
-      for (std::string m; std::getline(skip_list, m, ',');)
-        if (!m.empty()) skipped.insert(m);
+      for (std::string m; std::getline(skip_list, m, ',');) {
+        if (m.empty()) continue;
+        const auto colon = m.find(':');
+        const std::string tag = colon == std::string::npos ? "" : m.substr(colon + 1);
+        const std::string name = m.substr(0, colon);
+        const auto reason = std::find_if(std::begin(kSkipReasons), std::end(kSkipReasons),
+                                         [&](const SkipReason& r) { return tag == r.tag; });
+        if (reason == std::end(kSkipReasons))
+          throw std::runtime_error("unknown skip reason '" + tag + "' for " + name);
+        skipped[name] = reason->text;
+      }
     }
     // Location l's key in expected.json: "r" (pure MPI) or "r.t" (hybrid; rank-major order,
     // as Cube and tools/cubex.py enumerate locations).
@@ -79,7 +111,7 @@ int main(int argc, char** argv) {
     for (const auto& [metric, spec] : expected["metrics"].object) {
       if (!all && !wanted.count(metric)) continue;
       if (skipped.count(metric)) {
-        std::printf("SKIP: %s: not yet: issue 17 part 2\n", metric.c_str());
+        std::printf("SKIP: %s: %s\n", metric.c_str(), skipped[metric].c_str());
         continue;
       }
       const Json& values = spec["values"];

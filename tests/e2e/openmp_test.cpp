@@ -3,6 +3,7 @@
 // lock API, limited parallelism), analyzed by `mpirun cpreplay`, read back per thread location.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tests/support/cube_reader.hpp"
@@ -55,6 +56,16 @@ CubeFile analyze(TraceWriter& w, const TempDir& dir, int processes, std::string*
   return read_cube(dir / "r.cubex");
 }
 
+/// The critical-path profile summed over all call paths and locations (the path length).
+double critical_path_total(const CubeFile& cube) {
+  double sum = 0.0;
+  const auto it = cube.values.find("critical_path");
+  if (it == cube.values.end()) return 0.0;
+  for (const auto& [path, locations] : it->second)
+    for (double v : locations) sum += v;
+  return sum;
+}
+
 // Fork at 1.0; thread t enters the team at 1.1 + 0.1 t, works until 2.0 + 0.5 t, waits in the
 // implicit barrier until 3.1 + 0.05 t; the master joins at 3.4. Locations are rank-major:
 // 0 = rank 0 master, 1 and 2 its threads.
@@ -80,7 +91,20 @@ TEST(OpenMp, ForkJoinAndImplicitBarrier_HandComputed) {
   EXPECT_EQ(cube.location_names[1], "OMP thread 1");
   EXPECT_EQ(cube.process_names[2], "MPI Rank 0");
   EXPECT_NE(err.find("cpreplay: note: hybrid MPI+OpenMP trace"), std::string::npos) << err;
-  EXPECT_EQ(cube.metric("critical_path"), nullptr);  // issue 17 part 2
+  // Critical path (MPI_Init's Enter at 0 to MPI_Finalize's at 4.0): main 0.1-1.0 on the master,
+  // then thread 2 (last into the barrier, at 3.0) from the fork: 0.3 fork-to-Enter and its work
+  // 1.3-3.0; the master's barrier after the last arrival (3.0-3.1), its Leave to the join
+  // (3.1-3.4), main up to MPI_Finalize (3.4-4.0).
+  ASSERT_NE(cube.metric("critical_path"), nullptr);
+  EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Init", 0), 0.1, kEps);
+  EXPECT_NEAR(cube.value("critical_path", "sim.exe/main", 0), 0.9 + 0.6, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar + "/work", 2), 1.7, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar, 2), 0.3, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar + "/" + kIbar, 0), 0.1, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar, 0), 0.3, kEps);
+  EXPECT_EQ(cube.value("critical_path", kMainPar + "/work", 0), 0.0);
+  EXPECT_EQ(cube.value("critical_path", kMainPar + "/work", 1), 0.0);
+  EXPECT_NEAR(critical_path_total(cube), 4.0, kEps);
   // The last thread arrives at 3.0.
   const std::string bar = kMainPar + "/" + kIbar;
   EXPECT_NEAR(cube.value("omp_ibarrier_wait", bar, 0), 1.0, kEps);
@@ -325,6 +349,198 @@ TEST(OpenMp, LateSenderOnMasters_SameOnOneProcess) {
     EXPECT_EQ(cube.value("mpi_latesender", "sim.exe/main/MPI_Recv", 3), 0.0);
     EXPECT_EQ(cube.value("bytes_sent", "sim.exe/main/MPI_Send", 0), 64.0);
     EXPECT_NEAR(cube.value("time", kMainPar, 3), 0.5, kEps);
+  }
+}
+
+// Critical path through a worksharing loop: parallel { for { loop_body } (implicit barrier) }
+// (implicit barrier), thread 1 slow. Thread t enters at 1.1 + 0.1 t, its loop body ends at 2.0,
+// 3.0, 2.2; the loop barrier releases thread t at 3.2 + 0.01 t, the end barrier at 3.5 + 0.01 t;
+// the master joins at 3.6. Backwards from MPI_Finalize (4.0): main 3.6-4.0 and the parallel
+// region 3.5-3.6 on the master, the end barrier after the last arrival (thread 2 at 3.22) on the
+// master (3.22-3.5); thread 2's loop barrier after the last arrival (thread 1 at 3.0) 3.0-3.22;
+// thread 1's loop body 1.2-3.0 and fork-to-Enter 1.0-1.2; the master's main 0.1-1.0, MPI_Init.
+TEST(OpenMp, CriticalPathThroughSlowLoopThread_HandComputed) {
+  const std::string loop = kMainPar + "/!$omp for @a.c:4";
+  const std::string lbar_name = "!$omp implicit barrier @a.c:6";
+  {
+    const int processes = 1;
+    TempDir dir;
+    TraceWriter w(1);
+    w.set_threads_per_process(3);
+    begin_rank(w, 0);
+    w.omp_fork(0, 1.0, 3);
+    const double body_end[3] = {2.0, 3.0, 2.2};
+    for (int t = 0; t < 3; ++t) {
+      const double in = 1.1 + 0.1 * t;
+      team_in(w, 0, t, in);
+      w.thread_enter(0, t, in, "!$omp for @a.c:4");
+      w.thread_enter(0, t, in, "loop_body");
+      w.thread_leave(0, t, body_end[t], "loop_body");
+      w.thread_enter(0, t, body_end[t], lbar_name);
+      w.thread_leave(0, t, 3.2 + 0.01 * t, lbar_name);
+      w.thread_leave(0, t, 3.2 + 0.01 * t, "!$omp for @a.c:4");
+      w.thread_enter(0, t, 3.2 + 0.01 * t, kIbar);
+      w.thread_leave(0, t, 3.5 + 0.01 * t, kIbar);
+      team_out(w, 0, t, 3.5 + 0.01 * t);
+    }
+    w.omp_join(0, 3.6);
+    end_rank(w, 0);
+    const CubeFile cube = analyze(w, dir, processes);
+    ASSERT_EQ(cube.location_names.size(), 3u);
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main", 0), 0.9 + 0.4, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar + "/" + kIbar, 0), 0.28, kEps);
+    EXPECT_NEAR(cube.value("critical_path", loop + "/" + lbar_name, 2), 0.22, kEps);
+    EXPECT_NEAR(cube.value("critical_path", loop + "/loop_body", 1), 1.8, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 1), 0.2, kEps);
+    EXPECT_EQ(cube.value("critical_path", loop + "/loop_body", 0), 0.0);
+    EXPECT_EQ(cube.value("critical_path", loop + "/loop_body", 2), 0.0);
+    EXPECT_EQ(cube.value("critical_path", loop + "/" + lbar_name, 1), 0.0);
+    EXPECT_NEAR(critical_path_total(cube), 4.0, kEps);
+    // Activities per thread (docs/openmp.md): min(global profile, the thread's non-waiting time).
+    // loop_body: profile 1.8; threads ran 0.9, 1.8, 0.9.
+    const double body[3] = {0.9, 1.8, 0.9};
+    // The loop barrier (profile 0.22): time less the barrier wait, 1.2 - 1.0, 0.21 - 0, 1.02 - 0.8.
+    const double lbar[3] = {0.2, 0.21, 0.22};
+    // The parallel region (profile 0.3): the master's management 0.1 + 0.1; a worker's fork part
+    // only (0.2, 0.3), as scout's runtime ends a worker's region at its Leave.
+    const double par[3] = {0.2, 0.2, 0.3};
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_NEAR(cube.value("critical_path_activities", loop + "/loop_body", t), body[t], kEps);
+      EXPECT_NEAR(cube.value("critical_path_activities", loop + "/" + lbar_name, t), lbar[t], kEps);
+      EXPECT_NEAR(cube.value("critical_path_activities", kMainPar, t), par[t], kEps) << t;
+    }
+    // The region's closing barrier is all waiting on the workers (scout.hyb), 0.3 - 0.02 on the
+    // master.
+    EXPECT_NEAR(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 0), 0.28, kEps);
+    EXPECT_EQ(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 1), 0.0);
+    EXPECT_EQ(cube.value("critical_path_activities", kMainPar + "/" + kIbar, 2), 0.0);
+    // main: the master ran 0.9 + 0.4 + 0.5 (after MPI_Finalize) of which 1.3 is on the path.
+    EXPECT_NEAR(cube.value("non_critical_path_activities", "sim.exe/main", 0), 0.5, kEps);
+    EXPECT_EQ(cube.value("non_critical_path_activities", "sim.exe/main", 1), 0.0);
+  }
+}
+
+// A tie at a barrier: threads 1 and 2 finish their work at the same tick (3.0) and every thread
+// leaves the barrier at 3.1. Exactly one of them (the lowest thread number, 1) carries the path,
+// so the profile adds up to the path length (4.0); Scalasca would credit both (6.0).
+TEST(OpenMp, CriticalPathTieAtBarrier_OneThreadCarriesIt) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(3);
+  begin_rank(w, 0);
+  w.omp_fork(0, 1.0, 3);
+  for (int t = 0; t < 3; ++t) {
+    team_in(w, 0, t, 1.1 + 0.1 * t);
+    w.thread_enter(0, t, 1.1 + 0.1 * t, "work");
+    w.thread_leave(0, t, t == 0 ? 2.0 : 3.0, "work");
+    w.thread_enter(0, t, t == 0 ? 2.0 : 3.0, kIbar);
+    w.thread_leave(0, t, 3.1, kIbar);
+    team_out(w, 0, t, 3.1);
+  }
+  w.omp_join(0, 3.4);
+  end_rank(w, 0);
+  const CubeFile cube = analyze(w, dir, 1);
+  const std::string bar = kMainPar + "/" + kIbar;
+  EXPECT_NEAR(cube.value("critical_path", kMainPar + "/work", 1), 1.8, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar, 1), 0.2, kEps);
+  EXPECT_NEAR(cube.value("critical_path", bar, 0), 0.1, kEps);
+  EXPECT_NEAR(cube.value("critical_path", kMainPar, 0), 0.3, kEps);
+  for (const std::string& path : {kMainPar, kMainPar + "/work", bar})
+    EXPECT_EQ(cube.value("critical_path", path, 2), 0.0) << path;
+  EXPECT_NEAR(critical_path_total(cube), 4.0, kEps);
+}
+
+// A Late Sender between masters whose sender was late because of a slow worker: rank 0's thread 1
+// works 1.2-2.5 (its master 1.1-1.5), the barrier releases at 2.6, the join is at 2.7 and rank 0
+// sends at 2.8; rank 1's balanced team joins at 1.7 and its MPI_Recv waits 1.8-2.8 (Late Sender
+// 1.0). Backwards from rank 1's MPI_Finalize (4.1): rank 1's main 2.95-4.1 and MPI_Recv less the
+// waiting (0.15), then rank 0 from its MPI_Send: main 2.7-2.8, the parallel region 2.6-2.7 and
+// the barrier after the last arrival 2.5-2.6 on the master, thread 1's work 1.2-2.5 and fork
+// 1.0-1.2, the master's main 0.1-1.0 and MPI_Init. The same with both ranks on one process.
+TEST(OpenMp, CriticalPathLateSenderDelayedByWorker_HandComputed) {
+  for (int processes : {2, 1}) {
+    TempDir dir;
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.1 + 0.1 * t);
+        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
+        const double done = r == 0 && t == 1 ? 2.5 : 1.5;
+        w.thread_leave(r, t, done, "work");
+        w.thread_enter(r, t, done, kIbar);
+        w.thread_leave(r, t, r == 0 ? 2.6 : 1.6, kIbar);
+        team_out(w, r, t, r == 0 ? 2.6 : 1.6);
+      }
+      w.omp_join(r, r == 0 ? 2.7 : 1.7);
+    }
+    w.send(0, 2.8, 2.9, 1, 7, 64);
+    w.recv(1, 1.8, 2.95, 0, 7, 64);
+    for (int r = 0; r < 2; ++r) {
+      w.finalize(r, r == 0 ? 4.0 : 4.1, 4.5);
+      w.leave(r, 5.0, "main");
+      w.program_end(r, 5.0);
+    }
+    const CubeFile cube = analyze(w, dir, processes);
+    ASSERT_EQ(cube.location_names.size(), 4u);
+    // Locations: 0 = rank 0 master, 1 = its thread 1, 2 = rank 1 master, 3 = its thread 1.
+    EXPECT_NEAR(cube.value("mpi_latesender", "sim.exe/main/MPI_Recv", 2), 1.0, kEps);
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main", 2), 1.15, kEps) << processes;
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Recv", 2), 0.15, kEps);
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main", 0), 0.9 + 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main/MPI_Init", 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar + "/" + kIbar, 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar + "/work", 1), 1.3, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 1), 0.2, kEps);
+    EXPECT_EQ(cube.value("critical_path", kMainPar + "/work", 0), 0.0);
+    EXPECT_EQ(cube.value("critical_path", kMainPar + "/work", 3), 0.0);
+    EXPECT_EQ(cube.value("critical_path", kMainPar, 2), 0.0);
+    EXPECT_NEAR(critical_path_total(cube), 4.1, kEps);
+  }
+}
+
+// A team whose worker skipped a barrier the master went through: the critical path cannot follow
+// it; one line naming rank, thread and parallel region, a non-zero exit, no report. Also with the rank on
+// the second of two processes (the others stop at the same boundary).
+TEST(OpenMp, CriticalPathTeamWithMissingBarrier_RefusedWithOneLine) {
+  for (int processes : {1, 2}) {
+    TempDir dir;
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.1);
+        if (r == 0 || t == 0) {
+          w.thread_enter(r, t, 1.5, kIbar);
+          w.thread_leave(r, t, 1.6, kIbar);
+        }
+        team_out(w, r, t, 1.6);
+      }
+      w.omp_join(r, 1.7);
+      end_rank(w, r);
+    }
+    w.write(dir / "t");
+    const RunResult run =
+        run_cpreplay(processes, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+    EXPECT_NE(run.exit_code, 0) << run.err;
+    const std::string line = "cpreplay: error: " + dir / "t/traces.otf2" +
+                             ": rank 1, thread 1: parallel region 1 has 0 complete barriers on "
+                             "this thread but 1 on the master (the critical path cannot follow "
+                             "the team)\n";
+    EXPECT_NE(run.err.find(line), std::string::npos) << run.err;
+    // One line from cpreplay (mpirun adds its own notice about the exit status).
+    std::size_t ours = 0;
+    for (std::size_t at = run.err.find("cpreplay:"); at != std::string::npos;
+         at = run.err.find("cpreplay:", at + 1))
+      ++ours;
+    EXPECT_EQ(ours, 1u) << run.err;
+    EXPECT_FALSE(file_exists(dir / "r.cubex"));
   }
 }
 
