@@ -140,7 +140,9 @@ std::vector<double> thread_non_waiting(const Severity& sev, const std::vector<do
       lt[c] = 0.0;
       continue;
     }
-    double t = sev.at(Metric::Time, c);
+    // A worker's time includes its idle time (Cube's remapper rule, docs/openmp.md); scout's
+    // runtime map never held it.
+    double t = sev.at(Metric::Time, c) - sev.at(Metric::OmpIdleThreads, c);
     if (!master) t -= sev.at(Metric::OmpManagement, c) - sev.at(Metric::OmpFork, c);
     double w = sev.at(Metric::OmpIbarrierWait, c) + sev.at(Metric::OmpEbarrierWait, c);
     if (mpi_waits) w += (*mpi_waits)[c];
