@@ -25,6 +25,40 @@ std::vector<double> non_waiting(const CriticalPathResult& cp) {
   return lt;
 }
 
+/// One location's §7.5 activities into its severities, and its §7.6 waiting spread over the
+/// call paths (alpha x excess into row[0..n), headroom share into row[n..2n)), added to `row`
+/// (zeroed by the rank sum), for ranks and threads alike.
+void add_location_rows(const std::vector<double>& gcp, double length,
+                       const std::vector<double>& cp, const std::vector<double>& lt,
+                       Severity& sev, double* row) {
+  const std::size_t n = gcp.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    sev.at(Metric::CriticalPath, c) = cp[c];
+    if (gcp[c] > 0.0) sev.at(Metric::CriticalPathActivities, c) = std::min(gcp[c], lt[c]);
+    if (lt[c] - gcp[c] > 0.0) sev.at(Metric::NonCriticalPathActivities, c) = lt[c] - gcp[c];
+  }
+  double sum_lt = 0.0, sum_ex = 0.0, sum_hr = 0.0, lplen = 0.0;
+  std::vector<double> ex(n, 0.0), hr(n, 0.0);
+  for (std::size_t c = 0; c < n; ++c) {
+    sum_lt += lt[c];
+    ex[c] = std::max(0.0, gcp[c] - lt[c]);
+    sum_ex += ex[c];
+    if (lt[c] == 0.0) {
+      hr[c] = gcp[c];
+      sum_hr += hr[c];
+    } else if (lt[c] > 0.0) {
+      lplen += std::max(lt[c], gcp[c]);
+    }
+  }
+  // Scalasca 2.6 divides 0 by 0 here and loses the metric everywhere; expected.json guards it.
+  const double alpha = sum_ex > 0.0 ? (length - sum_lt) / sum_ex : 0.0;
+  const double f = sum_hr > 0.0 ? (length - lplen) / sum_hr : 0.0;
+  for (std::size_t c = 0; c < n; ++c) {
+    row[c] += alpha * ex[c];
+    row[n + c] += f * hr[c];
+  }
+}
+
 }  // namespace
 
 CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks& blocks,
@@ -51,28 +85,7 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
   auto rows_of = [&](std::size_t i, double* row) {
     const CriticalPathResult& cp = cps[i];
     Severity& sev = sevs[i];
-    const std::vector<double> lt = non_waiting(cp);
-    for (std::size_t c = 0; c < n; ++c) {
-      sev.at(Metric::CriticalPath, c) = cp.cp[c];
-      if (gcp[c] > 0.0) sev.at(Metric::CriticalPathActivities, c) = std::min(gcp[c], lt[c]);
-      if (lt[c] - gcp[c] > 0.0) sev.at(Metric::NonCriticalPathActivities, c) = lt[c] - gcp[c];
-    }
-    double sum_lt = 0.0, sum_ex = 0.0, sum_hr = 0.0, lplen = 0.0;
-    std::vector<double> ex(n, 0.0), hr(n, 0.0);
-    for (std::size_t c = 0; c < n; ++c) {
-      sum_lt += lt[c];
-      ex[c] = std::max(0.0, gcp[c] - lt[c]);
-      sum_ex += ex[c];
-      if (lt[c] == 0.0) {
-        hr[c] = gcp[c];
-        sum_hr += hr[c];
-      } else if (lt[c] > 0.0) {
-        lplen += std::max(lt[c], gcp[c]);
-      }
-    }
-    // Scalasca 2.6 divides 0 by 0 here and loses the metric everywhere; expected.json guards it.
-    const double alpha = sum_ex > 0.0 ? (summary.length - sum_lt) / sum_ex : 0.0;
-    const double f = sum_hr > 0.0 ? (summary.length - lplen) / sum_hr : 0.0;
+    add_location_rows(gcp, summary.length, cp.cp, non_waiting(cp), sev, row);
     std::vector<double> waits_excl(n, 0.0);
     for (Metric m : kWaitMetrics)
       for (std::size_t c = 0; c < n; ++c) waits_excl[c] += sev.at(m, c);
@@ -80,8 +93,6 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
     const std::vector<double> ti = inclusive_along_call_tree(tree, sev.row(Metric::Time));
     const std::vector<double> wi = inclusive_along_call_tree(tree, waits_excl.data());
     for (std::size_t c = 0; c < n; ++c) {
-      row[c] = alpha * ex[c];
-      row[n + c] = f * hr[c];
       row[2 * n + c] = cpi[c];
       row[3 * n + c] = ti[c];
       row[4 * n + c] = wi[c];
@@ -194,34 +205,8 @@ CriticalPathSummary thread_critical_path_pass(const replay::World& world,
           &thread_sevs[i][t]});
   }
   auto rows_of = [&](std::size_t i, double* row) {
-    for (const ThreadLocation& loc : locations[i]) {
-      const std::vector<double>& lt = loc.lt;
-      Severity& sev = *loc.sev;
-      for (std::size_t c = 0; c < n; ++c) {
-        sev.at(Metric::CriticalPath, c) = (*loc.cp)[c];
-        if (gcp[c] > 0.0) sev.at(Metric::CriticalPathActivities, c) = std::min(gcp[c], lt[c]);
-        if (lt[c] - gcp[c] > 0.0) sev.at(Metric::NonCriticalPathActivities, c) = lt[c] - gcp[c];
-      }
-      double sum_lt = 0.0, sum_ex = 0.0, sum_hr = 0.0, lplen = 0.0;
-      std::vector<double> ex(n, 0.0), hr(n, 0.0);
-      for (std::size_t c = 0; c < n; ++c) {
-        sum_lt += lt[c];
-        ex[c] = std::max(0.0, gcp[c] - lt[c]);
-        sum_ex += ex[c];
-        if (lt[c] == 0.0) {
-          hr[c] = gcp[c];
-          sum_hr += hr[c];
-        } else if (lt[c] > 0.0) {
-          lplen += std::max(lt[c], gcp[c]);
-        }
-      }
-      const double alpha = sum_ex > 0.0 ? (summary.length - sum_lt) / sum_ex : 0.0;
-      const double f = sum_hr > 0.0 ? (summary.length - lplen) / sum_hr : 0.0;
-      for (std::size_t c = 0; c < n; ++c) {
-        row[c] += alpha * ex[c];
-        row[n + c] += f * hr[c];
-      }
-    }
+    for (const ThreadLocation& loc : locations[i])
+      add_location_rows(gcp, summary.length, *loc.cp, loc.lt, *loc.sev, row);
   };
   const std::vector<double> sums = replay::sum_over_ranks(world, blocks, 2 * n, rows_of);
   for (std::size_t i = 0; i < held; ++i)
