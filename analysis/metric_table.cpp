@@ -216,6 +216,23 @@ const std::vector<MetricInfo> kTable = {
     {M::DelayN2nLongterm, "delay_n2n_longterm", "Long-term", M::DelayN2nAggregate, "sec", false,
      C, "Delays that indirectly cause wait states in MPI n-to-n collective communications "
      "through wait-state propagation"},
+    // OpenMP delays (hybrid traces only), as scout.hyb and its Cube spec name them.
+    {M::DelayOmp, "delay_omp", "OpenMP", M::Delay, "sec", false, S,
+     "Delays causing wait states in OpenMP constructs"},
+    {M::DelayOmpbarrierAggregate, "delay_ompbarrier_aggregate", "Wait at Barrier", M::DelayOmp,
+     "sec", false, S, "Delays causing wait states in front of OpenMP barriers"},
+    {M::DelayOmpbarrier, "delay_ompbarrier", "Short-term", M::DelayOmpbarrierAggregate, "sec",
+     false, C, "Delays that directly cause wait states in OpenMP barriers"},
+    {M::DelayOmpbarrierLongterm, "delay_ompbarrier_longterm", "Long-term",
+     M::DelayOmpbarrierAggregate, "sec", false, C,
+     "Delays that indirectly cause wait states in OpenMP barriers through wait-state "
+     "propagation"},
+    {M::DelayOmpidleAggregate, "delay_ompidle_aggregate", "Idleness delay costs", M::DelayOmp,
+     "sec", false, S, "Delays causing OpenMP worker threads to idle"},
+    {M::DelayOmpidle, "delay_ompidle", "Short-term", M::DelayOmpidleAggregate, "sec", false, C,
+     "Delays on the OpenMP master thread that leave OpenMP worker threads idle"},
+    {M::DelayOmpidleLongterm, "delay_ompidle_longterm", "Long-term", M::DelayOmpidleAggregate,
+     "sec", false, C, "Delays that indirectly leave OpenMP worker threads idle"},
     {M::WaitstatesPropagatingVsTerminal, "waitstates_propagating_vs_terminal",
      "Propagating vs. terminal wait states", kRoot, "sec", false, S,
      "Wait states that do or do not cause further wait states"},
@@ -317,7 +334,8 @@ bool is_mpi_only(Metric m) {
 
 bool is_openmp(Metric m) {
   return (m >= M::OmpTime && m <= M::OmpFlush) ||
-         m == M::OmpIdleThreads || m == M::OmpLimitedParallelism;
+         m == M::OmpIdleThreads || m == M::OmpLimitedParallelism ||
+         (m >= M::DelayOmp && m <= M::DelayOmpidleLongterm);
 }
 
 bool is_backward(Metric m) {

@@ -7,11 +7,13 @@
 #include <array>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "analysis/openmp.hpp"
 #include "cpreplay/error.hpp"
 #include "replay/flat_index.hpp"
 #include "replay/memory.hpp"
@@ -20,16 +22,19 @@
 namespace cpreplay::analysis {
 namespace {
 
-/// The long-term patterns, each with its own cost per wait state (§8.3). OpenMP's two are not
-/// analyzed in pure MPI traces.
-enum Pattern : int { kLs, kLr, kBarrier, kN2n, k12n, kN21, kPatterns };
+/// The long-term patterns, each with its own cost per wait state (§8.3). OpenMP's two exist in
+/// hybrid traces only: pure-MPI runs carry and ship the first kMpiPatterns.
+enum Pattern : int { kLs, kLr, kBarrier, kN2n, k12n, kN21, kOmpBarrier, kOmpIdle, kPatterns };
+constexpr int kMpiPatterns = kOmpBarrier;
 constexpr Metric kShortTerm[kPatterns] = {Metric::DelayLatesender, Metric::DelayLatereceiver,
-                                          Metric::DelayBarrier, Metric::DelayN2n,
-                                          Metric::Delay12n, Metric::DelayN21};
+                                          Metric::DelayBarrier,    Metric::DelayN2n,
+                                          Metric::Delay12n,        Metric::DelayN21,
+                                          Metric::DelayOmpbarrier, Metric::DelayOmpidle};
 constexpr Metric kLongTerm[kPatterns] = {
     Metric::DelayLatesenderLongterm, Metric::DelayLatereceiverLongterm,
-    Metric::DelayBarrierLongterm, Metric::DelayN2nLongterm, Metric::Delay12nLongterm,
-    Metric::DelayN21Longterm};
+    Metric::DelayBarrierLongterm,    Metric::DelayN2nLongterm,
+    Metric::Delay12nLongterm,        Metric::DelayN21Longterm,
+    Metric::DelayOmpbarrierLongterm, Metric::DelayOmpidleLongterm};
 /// Keys of a collective delay: the waiting time, then each pattern's cost.
 constexpr int kKeys = 1 + kPatterns;
 
@@ -197,6 +202,25 @@ class MemberSets {
   std::vector<std::vector<Rank>> sorted_;
 };
 
+/// A worker thread's OpenMP synchronization point (the master's are SyncPoints).
+struct OmpPoint {
+  EventIdx event = kNoEvent;  ///< Enter of the parallel region, or Leave of the barrier
+  Ticks start = 0;            ///< fork point: the master's fork; barrier point: its Enter
+  double cut_length = 0.0;    ///< total - completion, as for SyncPoint
+  std::uint32_t callpath = 0;
+  bool fork = false;
+};
+
+/// One thread's visit of an OpenMP barrier instance (the j-th barrier of a team).
+struct BarrierVisit {
+  std::uint32_t instance = 0;  ///< the parallel region instance (the master's j-th fork)
+  std::uint32_t seq = 0;       ///< the thread's j-th barrier in it
+  std::uint32_t thread = 0;
+  std::uint32_t point = 0;  ///< master: its SyncPoint index (after sorting); worker: omp_points_
+  Ticks enter = 0;
+  EventIdx event = kNoEvent;  ///< the barrier's Leave
+};
+
 /// One held rank's side of the backward replay. The driver (root_cause_pass) runs the rounds
 /// for all held ranks together: every rank steps, one exchange moves what they produced
 /// (records to co-located ranks in memory), every rank takes in what came.
@@ -207,12 +231,17 @@ class RootCause {
   /// the reference trace (0.13-0.15 s against 0.14-0.17 s, bench/RESULTS.md) and the leanest.
   static constexpr std::size_t kMaxWindow = 1024;
 
+  /// `workers` and `worker_sevs`: the rank's threads 1, 2, ... and their severities (hybrid
+  /// traces; empty for pure MPI).
   RootCause(const Definitions& defs, const CallTree& tree, const LocalTrace& trace,
+            const std::vector<LocalTrace>& workers, std::vector<Severity>* worker_sevs,
             WaitStateResult& waits, Severity& sev, std::size_t window,
             replay::RecordExchange& exchange, MemberSets& members)
-      : defs_(defs), tree_(tree), trace_(trace), sev_(sev), me_(trace.rank),
-        exchange_(exchange), members_(members), own_(waits.syncpoints),
-        window_(std::clamp<std::size_t>(window, 1, kMaxWindow)) {}
+      : defs_(defs), tree_(tree), trace_(trace), workers_(workers), worker_sevs_(worker_sevs),
+        sev_(sev), me_(trace.rank), exchange_(exchange), members_(members),
+        own_(waits.syncpoints), window_(std::clamp<std::size_t>(window, 1, kMaxWindow)),
+        hybrid_(defs.hybrid()), patterns_(hybrid_ ? kPatterns : kMpiPatterns),
+        thread_delays_(workers.size()) {}
 
   /// Prephase, before the exchange: tells partners about their partner-side points.
   void post_partners() {
@@ -235,7 +264,9 @@ class RootCause {
   /// and every consuming point's interval.
   void plan_points() {
     add_partner_points();
+    if (hybrid_) add_openmp_points();
     sort_points();
+    if (hybrid_) link_openmp_points();
     for (std::size_t i = 0; i < sps_.size(); ++i) {
       if (is_collective(sps_[i].kind) && sps_[i].kind != SyncKind::Init &&
           sps_[i].kind != SyncKind::Finalize)
@@ -259,6 +290,9 @@ class RootCause {
   /// The delay severities and wait-state classes into the rank's severities, at the end.
   void finish() {
     delays_.add_to(sev_);
+    if (worker_sevs_)
+      for (std::size_t t = 0; t < thread_delays_.size() && t < worker_sevs_->size(); ++t)
+        thread_delays_[t].add_to((*worker_sevs_)[t]);
     classify();
   }
 
@@ -273,7 +307,10 @@ class RootCause {
  private:
   static bool is_collective(SyncKind k) {
     return k != SyncKind::LateSender && k != SyncKind::LateSenderPartner &&
-           k != SyncKind::LateReceiver && k != SyncKind::LateReceiverPartner;
+           k != SyncKind::LateReceiver && k != SyncKind::LateReceiverPartner && !is_openmp(k);
+  }
+  static bool is_openmp(SyncKind k) {
+    return k == SyncKind::OmpFork || k == SyncKind::OmpBarrier || k == SyncKind::OmpEnd;
   }
 
   double span(Ticks a, Ticks b) const {
@@ -409,14 +446,98 @@ class RootCause {
   // pass over the trace, and nothing per synchpoint is kept (a pooled segment table cost 3.5 MB
   // per rank on the reference trace).
 
-  /// The cut of synchpoint x: the last Enter/Leave strictly before its event, or -1.
+  /// Events where time changes hands: Enter and Leave, and on a hybrid trace's master its
+  /// ThreadFork and ThreadJoin (scout's runtime maps give the fork's and the join's management
+  /// time to the parallel region, docs/root-cause.md, OpenMP).
+  bool is_boundary(EventKind k) const {
+    return k == EventKind::Enter || k == EventKind::Leave ||
+           (hybrid_ && (k == EventKind::ThreadFork || k == EventKind::ThreadJoin));
+  }
+
+  /// The cut of synchpoint x: the last boundary strictly before its event, or -1 (the cut of a
+  /// fork point is its ThreadFork).
   std::int64_t cut(std::int64_t x) const {
     if (x < 0) return -1;
-    for (std::int64_t i = static_cast<std::int64_t>(sps_[x].event) - 1; i >= 0; --i) {
-      const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
-      if (k == EventKind::Enter || k == EventKind::Leave) return i;
-    }
+    return last_boundary_before(trace_, sps_[x].event);
+  }
+
+  std::int64_t last_boundary_before(const LocalTrace& trace, std::size_t event) const {
+    for (std::int64_t i = static_cast<std::int64_t>(event) - 1; i >= 0; --i)
+      if (is_boundary(trace.kind[static_cast<EventIdx>(i)])) return i;
     return -1;
+  }
+
+  /// Where the time of the segment that ends at boundary i goes: the region left, the parent of
+  /// the region entered; on the master the time from a fork to the parallel region's Enter, and
+  /// from its Leave to the join, to the parallel region (`prev` is the boundary before i).
+  std::uint32_t segment_owner(const LocalTrace& trace, EventIdx i, std::int64_t prev) const {
+    const EventKind k = trace.kind[i];
+    if (k == EventKind::Leave) return trace.ref[i];
+    if (k == EventKind::Enter) {
+      if (hybrid_ && prev >= 0 && trace.kind[static_cast<EventIdx>(prev)] == EventKind::ThreadFork)
+        return trace.ref[i];
+      return parent_[trace.ref[i]];
+    }
+    if (k == EventKind::ThreadJoin)
+      return prev >= 0 ? trace.ref[static_cast<EventIdx>(prev)] : UINT32_MAX;
+    // ThreadFork: the region it happens in, the parent of the parallel region entered next.
+    for (std::size_t e = i + 1; e < trace.size(); ++e)
+      if (trace.kind[e] == EventKind::Enter) return parent_[trace.ref[e]];
+    return UINT32_MAX;
+  }
+
+  /// Adds the exclusive time per call path between boundaries `from` (-1: the first boundary)
+  /// and `to` of `trace` into scratch_ (touched_ lists the call paths).
+  void add_segments(const LocalTrace& trace, std::int64_t from, std::int64_t to) {
+    std::int64_t prev_el = from;
+    for (std::int64_t i = from + 1; i <= to; ++i) {
+      const EventKind k = trace.kind[static_cast<EventIdx>(i)];
+      if (!is_boundary(k)) continue;
+      if (prev_el >= 0) {
+        const std::uint32_t target = segment_owner(trace, static_cast<EventIdx>(i), prev_el);
+        if (target != UINT32_MAX) {
+          const Ticks t0 = trace.time[static_cast<EventIdx>(prev_el)];
+          const Ticks t1 = trace.time[static_cast<EventIdx>(i)];
+          add_ticks(target, t1 > t0 ? t1 - t0 : 0);
+        }
+      }
+      prev_el = i;
+    }
+  }
+
+  void add_ticks(std::uint32_t callpath, Ticks ticks) {
+    if (!seen_[callpath]) {
+      seen_[callpath] = 1;
+      touched_.push_back(callpath);
+    }
+    scratch_[callpath] += ticks;
+  }
+
+  /// scratch_ less the wait scratch into `out` (entries > 0, sorted), both scratches zeroed.
+  void take_segments(TimeMap& out) {
+    std::sort(touched_.begin(), touched_.end());
+    out.clear();
+    const double tps = static_cast<double>(defs_.clock.ticks_per_second);
+    for (std::uint32_t c : touched_) {
+      const double d = static_cast<double>(scratch_[c]) / tps - wait_scratch_[c];
+      if (d > 0.0) out.emplace_back(c, d);
+      scratch_[c] = 0;
+      seen_[c] = 0;
+    }
+    touched_.clear();
+    for (std::uint32_t c : wait_touched_) {
+      wait_scratch_[c] = 0.0;
+      wait_seen_[c] = 0;
+    }
+    wait_touched_.clear();
+  }
+
+  /// Takes `cut` off call path c of `out` (never below 0): only the completion part of the
+  /// synchpoint an interval begins at remains.
+  static void cut_off(TimeMap& out, std::uint32_t c, double cut) {
+    auto it = std::lower_bound(out.begin(), out.end(), c,
+                               [](const auto& e, std::uint32_t k) { return e.first < k; });
+    if (it != out.end() && it->first == c) it->second = std::max(it->second - cut, 0.0);
   }
 
   /// prune(a, x) (§8.1) into `out`: runtime(a, x) — the exclusive time per call path from
@@ -426,6 +547,14 @@ class RootCause {
   /// allocation once the buffers have grown. Tick sums are exact; each call path's total is
   /// converted once; waits are summed in point order.
   void prune(std::int64_t a, std::int64_t x, TimeMap& out, double* wait_sum = nullptr) {
+    runtime_less_waits(a, x, cut(a), out, wait_sum);
+    if (a >= 0) cut_off(out, sps_[a].callpath, sps_[a].cut_length);
+  }
+
+  /// runtime from boundary `from` to cut(x), less the waits of the points strictly between a
+  /// and x: prune() without the cut at a.
+  void runtime_less_waits(std::int64_t a, std::int64_t x, std::int64_t from, TimeMap& out,
+                          double* wait_sum) {
     double wsum = 0.0;
     wait_touched_.clear();
     for (std::int64_t j = a + 1; j < x; ++j) {
@@ -439,49 +568,8 @@ class RootCause {
       wsum += sps_[j].wait;
     }
     if (wait_sum) *wait_sum = wsum;
-
-    const std::int64_t from = cut(a);
-    const std::int64_t to = cut(x);
-    touched_.clear();
-    std::int64_t prev_el = from;
-    for (std::int64_t i = from + 1; i <= to; ++i) {
-      const EventKind k = trace_.kind[static_cast<EventIdx>(i)];
-      if (k != EventKind::Enter && k != EventKind::Leave) continue;
-      if (prev_el >= 0) {
-        std::uint32_t target = trace_.ref[static_cast<EventIdx>(i)];
-        if (k == EventKind::Enter) target = parent_[target];
-        if (target != UINT32_MAX) {
-          if (!seen_[target]) {
-            seen_[target] = 1;
-            touched_.push_back(target);
-          }
-          const Ticks t0 = trace_.time[static_cast<EventIdx>(prev_el)];
-          const Ticks t1 = trace_.time[static_cast<EventIdx>(i)];
-          scratch_[target] += t1 > t0 ? t1 - t0 : 0;
-        }
-      }
-      prev_el = i;
-    }
-    std::sort(touched_.begin(), touched_.end());
-    out.clear();
-    const double tps = static_cast<double>(defs_.clock.ticks_per_second);
-    for (std::uint32_t c : touched_) {
-      const double d = static_cast<double>(scratch_[c]) / tps - wait_scratch_[c];
-      if (d > 0.0) out.emplace_back(c, d);
-      scratch_[c] = 0;
-      seen_[c] = 0;
-    }
-    for (std::uint32_t c : wait_touched_) {
-      wait_scratch_[c] = 0.0;
-      wait_seen_[c] = 0;
-    }
-    if (a >= 0) {
-      const SyncPoint& sa = sps_[a];
-      const double cut = sa.cut_length;
-      auto it = std::lower_bound(out.begin(), out.end(), sa.callpath,
-                                 [](const auto& e, std::uint32_t k) { return e.first < k; });
-      if (it != out.end() && it->first == sa.callpath) it->second = std::max(it->second - cut, 0.0);
-    }
+    add_segments(trace_, from, cut(x));
+    take_segments(out);
   }
 
   // ---- The backward replay as dataflow ----------------------------------------------------
@@ -522,7 +610,8 @@ class RootCause {
 
   bool is_consumer(std::size_t j) const {
     const SyncPoint& sp = sps_[j];
-    if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner)
+    if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner ||
+        is_openmp(sp.kind))
       return true;
     return is_group(sp.kind) && sp.causer == me_;
   }
@@ -538,12 +627,17 @@ class RootCause {
     anchor_a_.assign(n, -1);
     pending_.assign(n, 0);
     state_.assign(n, kInactive);
+    std::int32_t previous_omp = -1;
     for (std::size_t j = 0; j < n; ++j) {
       if (!is_consumer(j)) continue;
       const auto x = static_cast<std::int64_t>(j);
       if (is_group(sps_[j].kind)) {
         plans_.emplace_back(j, group_anchor(x));
         anchor_a_[j] = plans_.back().second.a;
+      } else if (is_openmp(sps_[j].kind)) {
+        // scout's findPreviousOmpSynchpoint: the master's previous fork or barrier point.
+        anchor_a_[j] = previous_omp;
+        if (sps_[j].kind != SyncKind::OmpEnd) previous_omp = static_cast<std::int32_t>(j);
       } else {
         anchor_a_[j] = prev(x, sps_[j].peer);
       }
@@ -692,6 +786,16 @@ class RootCause {
       case SyncKind::Finalize:
         drop_costs(j);  // nothing leaves from here: its costs end with it
         return true;
+      case SyncKind::OmpFork:
+      case SyncKind::OmpEnd:
+        omp_idle(j);
+        release(j);
+        return true;
+      case SyncKind::OmpBarrier:
+        if (pending_[j] > 0) return false;
+        omp_barrier(j, final_costs(j));
+        release(j);
+        return true;
     }
     return true;
   }
@@ -803,7 +907,7 @@ class RootCause {
     w.put(sp.target);
     w.put(sp.event);
     w.put(sp.wait);
-    for (int p = 0; p < kPatterns; ++p) w.put(cost[p]);
+    for (int p = 0; p < patterns_; ++p) w.put(cost[p]);
     prune(prev(x, sp.peer), x, pruned_);
     put_map(w, pruned_);
   }
@@ -825,7 +929,7 @@ class RootCause {
     if (den > 0.0) {
       std::array<double, kPatterns> scale{};
       bool any = false;
-      for (int p = 0; p < kPatterns; ++p) {
+      for (int p = 0; p < patterns_; ++p) {
         const double rho = in.cost[p] / den;
         if (rho > 0.0)
           for (const auto& [c, v] : d) emit(kLongTerm[p], c, rho * v);
@@ -839,7 +943,7 @@ class RootCause {
           if (!(w > 0.0)) continue;
           CostAdd adds[kPatterns];
           int n = 0;
-          for (int p = 0; p < kPatterns; ++p)
+          for (int p = 0; p < patterns_; ++p)
             if (scale[p] > 0.0) adds[n++] = CostAdd{p, 0, scale[p] * w};
           add_costs(e, x, adds, n);
         }
@@ -988,7 +1092,7 @@ class RootCause {
     }
     std::array<double, kKeys> keys{};
     keys[0] = std::max(sp.wait, 0.0);
-    for (int p = 0; p < kPatterns; ++p) keys[1 + p] = cost[p];
+    for (int p = 0; p < patterns_; ++p) keys[1 + p] = cost[p];
     send_reply(sp.causer, sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
   }
 
@@ -1001,7 +1105,7 @@ class RootCause {
     w.put(instance);
     w.put(static_cast<std::uint8_t>(individual));
     w.put(static_cast<std::uint32_t>(d.size()));
-    for (int k = 0; k < kKeys; ++k) {
+    for (int k = 0; k < patterns_ + 1; ++k) {
       const double s = dsum + gw > 0.0 ? keys[k] / (dsum + gw) : 0.0;
       w.put(s);
       for (double v : d) w.put(v * s);
@@ -1015,7 +1119,7 @@ class RootCause {
     const int type = pattern_of(sp.kind);
     const std::size_t n = pc.paths.size();
     std::vector<double>& sums = sums_;  // kKeys rows of n
-    sums.assign(kKeys * n, 0.0);
+    sums.assign(static_cast<std::size_t>(patterns_ + 1) * n, 0.0);
     std::array<double, kKeys> base{};
     std::map<std::int64_t, std::array<double, kKeys>> at_anchor;
     // Replies are summed in member order, whatever order they arrived in.
@@ -1029,7 +1133,7 @@ class RootCause {
       const PendingCollective::Reply& reply = pc.replies[static_cast<std::size_t>(index)];
       const double* values = pc.values.data() + reply.offset;
       const auto ak = plan.anchor.find(reply.member);
-      for (int k = 0; k < kKeys; ++k) {
+      for (int k = 0; k < patterns_ + 1; ++k) {
         const double s = values[k * (n + 1)];
         for (std::size_t i = 0; i < n; ++i) sums[k * n + i] += values[k * (n + 1) + 1 + i];
         if (reply.individual && ak != plan.anchor.end())
@@ -1046,7 +1150,7 @@ class RootCause {
       for (std::size_t i = 0; i < n; ++i) emit(m, pc.paths[i], row[i]);
     };
     add_rows(kShortTerm[type], 0);
-    for (int p = 0; p < kPatterns; ++p) add_rows(kLongTerm[p], 1 + p);
+    for (int p = 0; p < patterns_; ++p) add_rows(kLongTerm[p], 1 + p);
     // Scale per wait state of P(A, X): the members without an individual A_k from A on; at each
     // A_k the scale of the ranks attached to earlier ones joins (scout's "lag").
     // Parts per wait state in this order: each pattern's long-term (seq 0), then this
@@ -1055,20 +1159,20 @@ class RootCause {
     constexpr int kParts = kPatterns + 1;
     int key[kParts], pattern[kParts];
     std::uint8_t seq[kParts];
-    for (int p = 0; p < kPatterns; ++p) {
+    for (int p = 0; p < patterns_; ++p) {
       key[p] = 1 + p;
       pattern[p] = p;
       seq[p] = 0;
     }
-    key[kPatterns] = 0;
-    pattern[kPatterns] = type;
-    seq[kPatterns] = 1;
+    key[patterns_] = 0;
+    pattern[patterns_] = type;
+    seq[patterns_] = 1;
     double scale[kParts], running[kParts];
-    for (int i = 0; i < kParts; ++i) scale[i] = running[i] = base[key[i]];
+    for (int i = 0; i <= patterns_; ++i) scale[i] = running[i] = base[key[i]];
     auto next = at_anchor.begin();
     for (std::int64_t j = plan.a + 1; j < x; ++j) {
       if (next != at_anchor.end() && next->first == j) {
-        for (int i = 0; i < kParts; ++i) {
+        for (int i = 0; i <= patterns_; ++i) {
           scale[i] = running[i];
           running[i] += next->second[key[i]];
         }
@@ -1078,9 +1182,303 @@ class RootCause {
       if (!(w > 0.0)) continue;
       CostAdd adds[kParts];
       int n = 0;
-      for (int i = 0; i < kParts; ++i)
+      for (int i = 0; i <= patterns_; ++i)
         if (scale[i] > 0.0) adds[n++] = CostAdd{pattern[i], seq[i], scale[i] * w};
       add_costs(j, x, adds, n);
+    }
+  }
+
+  // ---- OpenMP (hybrid traces; docs/root-cause.md, OpenMP) ---------------------------------
+  // scout.hyb's OpenMP synchronization points: every thread's Enter of a parallel region (a
+  // fork point: no wait; completion = Enter - the team's earliest Enter) and Leave of a barrier
+  // (wait = the team's last Enter - own Enter; completion 0). The master's join the points of
+  // its rank's MPI intervals (their OpenMP barrier waits are wait states there, with costs);
+  // the workers' only bound their own barrier intervals. All threads of a rank are held here,
+  // so a barrier instance is computed in memory when the master's point of it runs.
+
+  const LocalTrace& thread_trace(std::uint32_t t) const {
+    return t == 0 ? trace_ : workers_[t - 1];
+  }
+
+  /// Every thread's fork and barrier points: the master's into sps_ (with the end point of the
+  /// last serial section), the workers' into omp_points_, the barrier visits into visits_.
+  void add_openmp_points() {
+    const std::size_t paths = tree_.size();
+    std::vector<OmpConstruct> construct(paths);
+    for (std::uint32_t c = 0; c < paths; ++c)
+      construct[c] = omp_construct(defs_.region(tree_.node(CallpathId{c}).region));
+    std::vector<Ticks> forks;  // the master's forks, in order (no nesting: the reader refuses it)
+    for (EventIdx e = 0; e < trace_.size(); ++e)
+      if (trace_.kind[e] == EventKind::ThreadFork) forks.push_back(trace_.time[e]);
+    auto instance_at = [&forks](Ticks t) -> std::uint32_t {
+      auto it = std::upper_bound(forks.begin(), forks.end(), t);
+      return it == forks.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - forks.begin() - 1);
+    };
+    struct ForkVisit {
+      std::uint32_t thread, instance;
+      EventIdx event;
+      std::uint32_t callpath;
+      Ticks enter;
+    };
+    std::vector<ForkVisit> fork_visits;
+    std::vector<Ticks> earliest(forks.size(), std::numeric_limits<Ticks>::max());
+    const auto threads = static_cast<std::uint32_t>(workers_.size() + 1);
+    omp_points_.assign(workers_.size(), {});
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      const LocalTrace& trace = thread_trace(t);
+      std::vector<Ticks> open;  // Enter times of the open regions
+      std::uint32_t team = UINT32_MAX, seq = 0;
+      for (EventIdx e = 0; e < trace.size(); ++e) {
+        switch (trace.kind[e]) {
+          case EventKind::ThreadTeam:
+            if (trace.ref[e] == 0) {
+              team = instance_at(trace.time[e]);
+              seq = 0;
+            } else {
+              team = UINT32_MAX;
+            }
+            break;
+          case EventKind::Enter: {
+            open.push_back(trace.time[e]);
+            const std::uint32_t c = trace.ref[e];
+            if (construct[c] != OmpConstruct::Parallel) break;
+            const std::uint32_t k = team != UINT32_MAX ? team : instance_at(trace.time[e]);
+            if (k == UINT32_MAX) break;
+            fork_visits.push_back(ForkVisit{t, k, e, c, trace.time[e]});
+            earliest[k] = std::min(earliest[k], trace.time[e]);
+            break;
+          }
+          case EventKind::Leave: {
+            const Ticks enter = open.empty() ? trace.time[e] : open.back();
+            if (!open.empty()) open.pop_back();
+            const std::uint32_t c = trace.ref[e];
+            if (team == UINT32_MAX || (construct[c] != OmpConstruct::ExplicitBarrier &&
+                                       construct[c] != OmpConstruct::ImplicitBarrier))
+              break;
+            visits_.push_back(BarrierVisit{team, seq++, t, 0, enter, e});
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    }
+    // Fork points: total = Enter - fork, completion = Enter - the team's earliest Enter.
+    for (const ForkVisit& f : fork_visits) {
+      const Ticks fork = forks[f.instance];
+      const double total = f.enter > fork ? defs_.clock.span(fork, f.enter) : 0.0;
+      const double completion =
+          f.enter > earliest[f.instance] ? defs_.clock.span(earliest[f.instance], f.enter) : 0.0;
+      if (f.thread == 0) {
+        sps_.push_back(omp_point(SyncKind::OmpFork, f.event, f.callpath, 0.0, total - completion));
+      } else {
+        omp_points_[f.thread - 1].push_back(
+            OmpPoint{f.event, fork, total - completion, f.callpath, true});
+      }
+    }
+    // Barrier points, instance by instance: wait = the last Enter - own Enter.
+    std::sort(visits_.begin(), visits_.end(), [](const BarrierVisit& a, const BarrierVisit& b) {
+      if (a.instance != b.instance) return a.instance < b.instance;
+      return a.seq != b.seq ? a.seq < b.seq : a.thread < b.thread;
+    });
+    for (std::size_t i = 0; i < visits_.size();) {
+      std::size_t j = i;
+      Ticks last = 0;
+      while (j < visits_.size() && visits_[j].instance == visits_[i].instance &&
+             visits_[j].seq == visits_[i].seq)
+        last = std::max(last, visits_[j++].enter);
+      for (std::size_t v = i; v < j; ++v) {
+        BarrierVisit& b = visits_[v];
+        const LocalTrace& trace = thread_trace(b.thread);
+        const double wait = last > b.enter ? defs_.clock.span(b.enter, last) : 0.0;
+        const double total = defs_.clock.span(b.enter, std::max(b.enter, trace.time[b.event]));
+        if (b.thread == 0) {
+          SyncPoint sp = omp_point(SyncKind::OmpBarrier, b.event, trace.ref[b.event], wait, total);
+          sp.target = static_cast<std::uint32_t>(i);  // its instance's first visit
+          sps_.push_back(sp);
+        } else {
+          b.point = static_cast<std::uint32_t>(omp_points_[b.thread - 1].size());
+          omp_points_[b.thread - 1].push_back(
+              OmpPoint{b.event, b.enter, total, trace.ref[b.event], false});
+        }
+      }
+      i = j;
+    }
+    // A worker's points in event order (fork and barrier points were added apart).
+    for (auto& points : omp_points_) {
+      std::vector<std::uint32_t> order(points.size());
+      for (std::uint32_t p = 0; p < order.size(); ++p) order[p] = p;
+      std::sort(order.begin(), order.end(), [&points](std::uint32_t a, std::uint32_t b) {
+        return points[a].event < points[b].event;
+      });
+      std::vector<std::uint32_t> rank_of(points.size());
+      std::vector<OmpPoint> sorted(points.size());
+      for (std::uint32_t r = 0; r < order.size(); ++r) {
+        sorted[r] = points[order[r]];
+        rank_of[order[r]] = r;
+      }
+      points.swap(sorted);
+      for (BarrierVisit& b : visits_)
+        if (b.thread != 0 && &omp_points_[b.thread - 1] == &points) b.point = rank_of[b.point];
+    }
+    // The last serial section ends with the trace (scout's PREPARE of the backward replay).
+    sps_.push_back(omp_point(SyncKind::OmpEnd, static_cast<EventIdx>(trace_.size()), 0, 0.0, 0.0));
+  }
+
+  static SyncPoint omp_point(SyncKind kind, EventIdx event, std::uint32_t callpath, double wait,
+                             double cut_length) {
+    SyncPoint sp;
+    sp.kind = kind;
+    sp.event = event;
+    sp.callpath = callpath;
+    sp.wait = wait;
+    sp.cut_length = cut_length;
+    sp.peer = -1;  // synchronizes with no other rank
+    return sp;
+  }
+
+  /// After sorting: the master's visits point at their SyncPoints.
+  void link_openmp_points() {
+    for (BarrierVisit& b : visits_)
+      if (b.thread == 0) b.point = static_cast<std::uint32_t>(point_of(b.event));
+  }
+
+  /// A worker's prune(previous OpenMP point, point p): the exclusive time per call path from
+  /// the previous point's cut (a fork point's is the master's fork: the time up to the Enter
+  /// belongs to the parallel region) to p's, less the previous point's cut_length. Workers have
+  /// no other points, so no waits lie between.
+  void thread_prune(std::uint32_t t, std::uint32_t p, TimeMap& out) {
+    const LocalTrace& trace = workers_[t - 1];
+    const std::vector<OmpPoint>& points = omp_points_[t - 1];
+    const std::int64_t to = last_boundary_before(trace, points[p].event);
+    std::int64_t from = -1;
+    const OmpPoint* a = p > 0 ? &points[p - 1] : nullptr;
+    if (a && a->fork) {
+      const Ticks enter = trace.time[a->event];
+      add_ticks(a->callpath, enter > a->start ? enter - a->start : 0);
+      from = a->event;
+    } else if (a) {
+      from = last_boundary_before(trace, a->event);
+    }
+    add_segments(trace, from, to);
+    take_segments(out);
+    if (a) cut_off(out, a->callpath, a->cut_length);
+  }
+
+  /// A severity of a delay on thread t of this rank.
+  void emit_on(std::uint32_t t, Metric m, std::uint32_t callpath, double v) {
+    if (t == 0)
+      delays_.add(m, callpath, v);
+    else
+      thread_delays_[t - 1].add(m, callpath, v);
+  }
+
+  /// Idle threads (scout's DELAY_OMPIDLE at the master's fork, and at the end of the trace):
+  /// the master's time in the serial section since the previous region's join, less its waits,
+  /// times (threads - 1) on the master; the section's wait states get (threads - 1) x their
+  /// wait as idleness costs.
+  void omp_idle(std::int64_t x) {
+    const double scale = static_cast<double>(workers_.size());
+    if (!(scale > 0.0)) return;
+    const std::int64_t a = anchor_a_[x];
+    // The section begins at the master's ThreadJoin after the previous OpenMP point; without
+    // one (the first section, or a region never joined), at the beginning.
+    std::int64_t from = -1;
+    if (a >= 0)
+      for (std::size_t e = sps_[a].event; e < trace_.size(); ++e)
+        if (trace_.kind[e] == EventKind::ThreadJoin) {
+          from = static_cast<std::int64_t>(e);
+          break;
+        }
+    double wsum = 0.0, dsum = 0.0;
+    runtime_less_waits(a, x, from, pruned_, &wsum);
+    for (const auto& [c, v] : pruned_) dsum += v;
+    if (!(dsum + wsum > 0.0)) return;
+    if (dsum > 0.0)
+      for (const auto& [c, v] : pruned_) emit(Metric::DelayOmpidle, c, scale * v);
+    if (wsum > 0.0)
+      for (std::int64_t e = a + 1; e < x; ++e)
+        if (sps_[e].wait > 0.0) {
+          const CostAdd add{kOmpIdle, 0, scale * sps_[e].wait};
+          add_costs(e, x, &add, 1);
+        }
+  }
+
+  /// An OpenMP barrier instance, when the master's point j of it runs (scout's
+  /// CalculateOmpBarrierDelay): every thread's interval since its previous OpenMP point against
+  /// the latest thread's; per key (the waiting time, each long-term pattern's cost but the
+  /// barrier one's) a thread's scale is its input / (its d sum + the latest's waits). The
+  /// latest thread gets the delays, and the wait states of its interval the summed scales.
+  void omp_barrier(std::int64_t j, const std::array<double, kPatterns>& master_cost) {
+    const std::size_t first = sps_[j].target;
+    std::size_t end = first;
+    while (end < visits_.size() && visits_[end].instance == visits_[first].instance &&
+           visits_[end].seq == visits_[first].seq)
+      ++end;
+    std::size_t latest = first;  // ties: the lowest thread, as the critical path's
+    for (std::size_t v = first; v < end; ++v)
+      if (visits_[v].enter > visits_[latest].enter) latest = v;
+    const BarrierVisit& lv = visits_[latest];
+    // Keys: 0 = waiting time (short-term; its scales feed the barrier's long-term costs), then
+    // the long-term patterns whose costs cross OpenMP barriers.
+    constexpr int kOmpKeys = 1 + kMpiPatterns + 1;
+    constexpr int kKeyPattern[kOmpKeys] = {kOmpBarrier, kLs, kLr, kBarrier, kN2n, k12n, kN21, kOmpIdle};
+    double propwait = 0.0;
+    TimeMap& latest_map = group_g_;
+    if (lv.thread == 0)
+      prune(anchor_a_[lv.point], static_cast<std::int64_t>(lv.point), latest_map, &propwait);
+    else
+      thread_prune(lv.thread, lv.point, latest_map);
+    const std::size_t n = latest_map.size();
+    std::vector<double>& sums = sums_;  // kOmpKeys rows of n, over the latest's call paths
+    sums.assign(kOmpKeys * n, 0.0);
+    double sum_scale[kOmpKeys] = {};
+    for (std::size_t v = first; v < end; ++v) {
+      const BarrierVisit& b = visits_[v];
+      if (v == latest) continue;  // its d is empty: scale x nothing
+      if (b.thread == 0)
+        prune(anchor_a_[b.point], static_cast<std::int64_t>(b.point), pruned_);
+      else
+        thread_prune(b.thread, b.point, pruned_);
+      std::vector<double>& d = reply_d_;
+      d.assign(n, 0.0);
+      double dsum = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        d[i] = std::max(latest_map[i].second - lookup(pruned_, latest_map[i].first), 0.0);
+        dsum += d[i];
+      }
+      if (!(dsum + propwait > 0.0)) continue;
+      for (int k = 0; k < kOmpKeys; ++k) {
+        const double input = k == 0 ? defs_.clock.span(b.enter, lv.enter)
+                                    : (b.thread == 0 ? master_cost[kKeyPattern[k]] : 0.0);
+        const double s = input / (dsum + propwait);
+        if (!(s > 0.0)) continue;
+        sum_scale[k] += s;
+        for (std::size_t i = 0; i < n; ++i) sums[k * n + i] += s * d[i];
+      }
+    }
+    for (int k = 0; k < kOmpKeys; ++k) {
+      const double* row = sums.data() + static_cast<std::size_t>(k) * n;
+      double total = 0.0;
+      for (std::size_t i = 0; i < n; ++i) total += row[i];
+      if (!(total > 0.0)) continue;
+      const Metric m = k == 0 ? Metric::DelayOmpbarrier : kLongTerm[kKeyPattern[k]];
+      for (std::size_t i = 0; i < n; ++i) emit_on(lv.thread, m, latest_map[i].first, row[i]);
+    }
+    // Long-term costs for the wait states of the latest thread's interval (only the master's
+    // intervals hold any): each pattern its own key's summed scale, the barrier pattern the
+    // waiting time's.
+    if (lv.thread != 0) return;
+    const std::int64_t x = static_cast<std::int64_t>(lv.point);
+    for (std::int64_t e = anchor_a_[x] + 1; e < x; ++e) {
+      const double w = sps_[e].wait;
+      if (!(w > 0.0)) continue;
+      CostAdd adds[kOmpKeys];
+      int count = 0;
+      for (int k = 1; k < kOmpKeys; ++k)
+        if (sum_scale[k] > 0.0) adds[count++] = CostAdd{kKeyPattern[k], 0, sum_scale[k] * w};
+      if (sum_scale[0] > 0.0) adds[count++] = CostAdd{kOmpBarrier, 0, sum_scale[0] * w};
+      add_costs(e, x, adds, count);
     }
   }
 
@@ -1103,7 +1501,7 @@ class RootCause {
             P2pInput& in = p2p_pool_[slot];
             in.source_event = r.get<EventIdx>();
             in.wait = r.get<double>();
-            for (int p = 0; p < kPatterns; ++p) in.cost[p] = r.get<double>();
+            for (int p = 0; p < patterns_; ++p) in.cost[p] = r.get<double>();
             get_map(r, in.u);
             wake(point_of(target));
             break;
@@ -1138,7 +1536,7 @@ class RootCause {
             PendingCollective& pc = pending(collective_key(comm, instance));
             PendingCollective::Reply reply{source, individual,
                                            static_cast<std::uint32_t>(pc.values.size())};
-            for (std::size_t i = 0; i < static_cast<std::size_t>(kKeys) * (n + 1); ++i)
+            for (std::size_t i = 0; i < static_cast<std::size_t>(patterns_ + 1) * (n + 1); ++i)
               pc.values.push_back(r.get<double>());
             // A second reply of one member replaces the first (none comes in a sound trace).
             auto same = std::find_if(pc.replies.begin(), pc.replies.end(),
@@ -1186,6 +1584,8 @@ class RootCause {
   const Definitions& defs_;
   const CallTree& tree_;
   const LocalTrace& trace_;
+  const std::vector<LocalTrace>& workers_;  ///< threads 1, 2, ... (hybrid traces)
+  std::vector<Severity>* worker_sevs_;      ///< their severities, or null
   Severity& sev_;
   const Rank me_;  ///< the trace rank
   replay::RecordExchange& exchange_;  ///< the process's, shared by its ranks
@@ -1231,6 +1631,11 @@ class RootCause {
   std::vector<std::int32_t> list_;  ///< scratch: one point's parts
   std::vector<std::int64_t> ready_;  ///< max-heap of points to try
   std::size_t window_ = 4096;
+  const bool hybrid_;   ///< threads: OpenMP points, Fork/Join in the time segments
+  const int patterns_;  ///< long-term patterns carried: the MPI ones, or all with OpenMP's
+  std::vector<ExactSums> thread_delays_;  ///< per worker thread: its delay severities
+  std::vector<std::vector<OmpPoint>> omp_points_;  ///< per worker thread, in event order
+  std::vector<BarrierVisit> visits_;  ///< every thread's barrier visits, by instance and thread
   std::size_t active_ = 0;  ///< activated, not yet resolved
   std::int64_t low_ = 0;    ///< points >= low_ are activated
   std::int64_t flush_ = 0;  ///< points >= flush_ have had their severities added
@@ -1241,12 +1646,18 @@ class RootCause {
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
                                 const CallTree& tree, const Shard& shard,
                                 std::vector<WaitStateResult>& waits, std::vector<Severity>& sevs,
+                                std::vector<std::vector<Severity>>* worker_sevs,
                                 std::size_t window) {
   replay::RecordExchange exchange(world, shard.blocks);
   MemberSets members(defs);
   std::deque<RootCause> ranks;  // not movable: they share the exchange
-  for (std::size_t i = 0; i < shard.size(); ++i)
-    ranks.emplace_back(defs, tree, shard.traces[i], waits[i], sevs[i], window, exchange, members);
+  static const std::vector<LocalTrace> kNoThreads;
+  for (std::size_t i = 0; i < shard.size(); ++i) {
+    const bool threads = i < shard.workers.size();
+    ranks.emplace_back(defs, tree, shard.traces[i], threads ? shard.workers[i] : kNoThreads,
+                       worker_sevs && i < worker_sevs->size() ? &(*worker_sevs)[i] : nullptr,
+                       waits[i], sevs[i], window, exchange, members);
+  }
   for (RootCause& rc : ranks) rc.post_partners();
   exchange.exchange();
   for (RootCause& rc : ranks) rc.plan_points();

@@ -24,7 +24,9 @@ struct RootCauseResult {
 
 /// Adds the delay costs (`delay_*`, short- and long-term, on the causing rank's call paths) and
 /// the indirect and propagating wait-state metrics to `sevs[i]`, for every held rank i
-/// (shard.traces[i]). Consumes `waits[i].syncpoints`. Records between co-located ranks are
+/// (shard.traces[i]). Hybrid traces: the OpenMP delays too, through the threads of
+/// shard.workers[i], whose severities are (*worker_sevs)[i] (thread t at t - 1); null for pure
+/// MPI. Consumes `waits[i].syncpoints`. Records between co-located ranks are
 /// delivered in memory; the values and the number of rounds do not depend on the number of
 /// processes. Points whose records never come (a trace whose reverse dependencies form a
 /// cycle, which no real run produces) are skipped and counted, not waited on.
@@ -32,6 +34,7 @@ struct RootCauseResult {
 RootCauseResult root_cause_pass(const replay::World& world, const Definitions& defs,
                                 const CallTree& tree, const Shard& shard,
                                 std::vector<WaitStateResult>& waits, std::vector<Severity>& sevs,
+                                std::vector<std::vector<Severity>>* worker_sevs,
                                 std::size_t window);
 
 }  // namespace cpreplay::analysis

@@ -42,7 +42,11 @@ enum class SyncKind : std::uint8_t {
   LateSenderPartner,    ///< the send of such a message (filled in by the root-cause pass)
   LateReceiver,         ///< send completion of a Late Receiver instance (the waiting side)
   LateReceiverPartner,  ///< the receive request of such a message (root-cause pass)
-  Barrier, NxN, OneToN, NToOne, Init, Finalize
+  Barrier, NxN, OneToN, NToOne, Init, Finalize,
+  // Hybrid traces, master thread, added by the root-cause pass (docs/root-cause.md, OpenMP):
+  OmpFork,     ///< Enter of a parallel region (its fork); ends a serial section
+  OmpBarrier,  ///< Leave of an OpenMP barrier; wait = this thread's barrier wait
+  OmpEnd,      ///< after the last event: ends the last serial section
 };
 
 /// A synchronization point with what the delay analysis needs (scalasca-metrics.md §7.1,

@@ -253,8 +253,10 @@ class Pipeline {
   void root_causes() {
     progress_.begin("root causes");
     analysis::RootCauseResult rc;
-    world_.agree([&] { rc = analysis::root_cause_pass(world_, defs_, tree_, shard_, waits_, sev_,
-                                                        settings_.window); });
+    world_.agree([&] {
+      rc = analysis::root_cause_pass(world_, defs_, tree_, shard_, waits_, sev_,
+                                     hybrid_ ? &worker_sev_ : nullptr, settings_.window);
+    });
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
     if (rc.skipped > 0 && world_.rank() == 0)
@@ -544,14 +546,11 @@ void run(const Settings& settings, replay::World& world) {
   p.preprocess();
   p.forward();
   p.backward();
-  if (!p.hybrid()) {
-    if (!settings.no_root_cause) p.root_causes();
-  } else if (world.rank() == 0) {
+  if (!settings.no_root_cause) p.root_causes();
+  if (p.hybrid() && world.rank() == 0)
     std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the root causes (delay costs), "
-                 "critical_path_imbalance and what-if analyses do not follow threads yet and are "
-                 "left out of the report\n");
-  }
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance and "
+                 "what-if analyses do not follow threads yet and are left out of the report\n");
   p.reduce();
   if (!p.hybrid()) p.what_if();
   p.export_views();

@@ -13,7 +13,10 @@ std::vector<analysis::Metric> report_metrics(const Definitions& defs) {
   const bool hybrid = defs.hybrid();
   std::vector<analysis::Metric> out;
   for (const auto& m : analysis::metric_table())
-    if (hybrid ? !analysis::is_backward(m.id) : !analysis::is_openmp(m.id)) out.push_back(m.id);
+    if (hybrid ? !(m.id == analysis::Metric::CriticalPathImbalance ||
+                   m.id == analysis::Metric::NearCriticalPath)
+               : !analysis::is_openmp(m.id))
+      out.push_back(m.id);
   return out;
 }
 
