@@ -356,8 +356,23 @@ class Pipeline {
   void summarize() {
     // Hybrid traces: the summary's critical-path table and impact split are built per rank, not
     // per thread yet (docs/json-schema.md), so they stay empty.
-    Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_,
+    // Hybrid traces: the summary names ranks as causes; a rank's delays are those of all its
+    // threads (a Late Sender caused by a slow worker thread names the worker's call path).
+    std::vector<analysis::Severity> rank_sev;
+    if (hybrid_) {
+      rank_sev = sev_;
+      for (std::size_t i = 0; i < rank_sev.size(); ++i)
+        for (const analysis::Severity& worker : worker_sev_[i])
+          for (auto m = static_cast<int>(analysis::Metric::Delay);
+               m <= static_cast<int>(analysis::Metric::DelayOmpidleLongterm); ++m)
+            for (std::uint32_t c = 0; c < tree_.size(); ++c)
+              rank_sev[i].add(static_cast<analysis::Metric>(m), c,
+                              worker.at(static_cast<analysis::Metric>(m), c));
+    }
+    Summary summary = analysis::build_summary(world_, defs_, tree_, shard_,
+                                              hybrid_ ? rank_sev : sev_, waits_,
                                               hybrid_ ? analysis::CriticalPathSummary{} : path_);
+    std::vector<analysis::Severity>().swap(rank_sev);
     if (hybrid_)
       analysis::add_openmp_summary(world_, defs_, tree_, shard_, sev_, worker_sev_, summary);
     describe_run(summary);
