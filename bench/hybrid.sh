@@ -7,8 +7,8 @@
 # is asserted by the test suite.
 #
 # usage: bench/hybrid.sh [--repeat K] [--build DIR] [--iters N (hybrid; default 4200 = 1.0 M events)]
-#   Both runs use --no-rootcause --no-what-if: on hybrid traces the backward stages do not run
-#   yet, so the pure-MPI run does the same work except its critical path.
+#   Both runs do every stage but what-if (--no-what-if: it does not follow threads yet): the
+#   critical path and the root causes run through the threads of the hybrid trace.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build" repeat=3 iters=4200
@@ -37,7 +37,7 @@ for _ in $(seq "$repeat"); do
   for kind in hybrid mpi; do
     trace=$hyb
     [ $kind = mpi ] && trace=$mpi
-    mpirun --oversubscribe --bind-to core:overload-allowed -np 4 "$cpreplay" -v --no-rootcause \
+    mpirun --oversubscribe --bind-to core:overload-allowed -np 4 "$cpreplay" -v \
       --no-what-if -o "$out/r.cubex" "$trace/traces.otf2" >"$out/out" 2>"$out/err" ||
       { cat "$out/err" >&2; exit 1; }
     events=$(sed -n 's/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9]*\) events.*/\1/p' "$out/err")
