@@ -548,8 +548,8 @@ void run(const Settings& settings, replay::World& world) {
     if (!settings.no_root_cause) p.root_causes();
   } else if (world.rank() == 0) {
     std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the root causes (delay costs), "
-                 "critical_path_imbalance and what-if analyses do not follow threads yet and are "
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the root causes (delay costs, "
+                 "wait-state classes) and what-if analyses do not follow threads yet and are "
                  "left out of the report\n");
   }
   p.reduce();

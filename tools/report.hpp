@@ -15,9 +15,10 @@
 namespace cpreplay::tools {
 
 /// The metrics a report of this trace has, in metric-table order: pure-MPI traces have no
-/// OpenMP metrics (as scout.mpi's reports); hybrid traces have them, the critical path and the
-/// impact indicators but, until the rest of the backward replay follows threads (issue 17 part
-/// 2), no critical_path_imbalance, near_critical_path, delay-cost or wait-state-class metrics.
+/// OpenMP metrics (as scout.mpi's reports); hybrid traces have them, the critical path,
+/// critical_path_imbalance and the impact indicators but, until the root causes and the what-if
+/// analysis follow threads (issue 17 part 2), no near_critical_path, delay-cost or
+/// wait-state-class metrics.
 std::vector<analysis::Metric> report_metrics(const Definitions& defs);
 
 /// The Cube definitions (metric tree, regions, call tree, system tree) of a report. The system
