@@ -11,11 +11,58 @@
 namespace cpreplay::analysis {
 namespace {
 
-/// The wait metrics Cube subtracts from time for critical_path_imbalance (§7.7).
+/// The metrics Cube subtracts from time for critical_path_imbalance (§7.7; scout.spec's
+/// formula also names the MPI RMA waits, which cpreplay does not compute). The OpenMP ones are
+/// 0 on pure-MPI traces; on hybrid traces omp_idle_threads takes out of a worker's `time` the
+/// idle time cpreplay adds to it as Cube's remapper does (docs/openmp.md), and omp_management
+/// holds omp_fork (values are inclusive along the metric tree).
 constexpr Metric kWaitMetrics[] = {Metric::MpiFinalizeWait,  Metric::MpiBarrierWait,
                                    Metric::MpiLatesender,    Metric::MpiLatereceiver,
                                    Metric::MpiEarlyreduce,   Metric::MpiEarlyscan,
                                    Metric::MpiLatebroadcast, Metric::MpiWaitNxn};
+constexpr Metric kOmpWaitMetrics[] = {
+    Metric::OmpManagement, Metric::OmpEbarrierWait, Metric::OmpIbarrierWait,
+    Metric::OmpLockContentionCritical, Metric::OmpLockContentionApi, Metric::OmpOrdered,
+    Metric::OmpIdleThreads};
+
+/// §7.7 of one location, added to `row` (3n values, zeroed by the rank sum): its critical path,
+/// time, and the subtracted metrics (MPI waits; with `openmp`, also kOmpWaitMetrics), each
+/// inclusive along the call tree, as Cube's metric::fixed::...(i) sums them over locations.
+void add_imbalance_rows(const CallTree& tree, const std::vector<double>& cp, const Severity& sev,
+                        bool openmp, double* row) {
+  const std::size_t n = tree.size();
+  std::vector<double> waits_excl(n, 0.0);
+  for (Metric m : kWaitMetrics)
+    for (std::size_t c = 0; c < n; ++c) waits_excl[c] += sev.at(m, c);
+  if (openmp)
+    for (Metric m : kOmpWaitMetrics)
+      for (std::size_t c = 0; c < n; ++c) waits_excl[c] += sev.at(m, c);
+  const std::vector<double> cpi = inclusive_along_call_tree(tree, cp.data());
+  const std::vector<double> ti = inclusive_along_call_tree(tree, sev.row(Metric::Time));
+  const std::vector<double> wi = inclusive_along_call_tree(tree, waits_excl.data());
+  for (std::size_t c = 0; c < n; ++c) {
+    row[c] += cpi[c];
+    row[n + c] += ti[c];
+    row[2 * n + c] += wi[c];
+  }
+}
+
+/// §7.7 critical_path_imbalance of one location from the sums of add_imbalance_rows over all
+/// `locations` (sums: 3n values): where the location's inclusive critical path is positive,
+/// max(0, (Σcp − (Σtime − Σwaits) / locations) / Σcp) × its own (exclusive) critical path.
+void store_imbalance(const CallTree& tree, const std::vector<double>& cp, const double* sums,
+                     double locations, Severity& sev) {
+  const std::size_t n = tree.size();
+  const std::vector<double> cpi = inclusive_along_call_tree(tree, cp.data());
+  const double* s_cpi = sums;
+  const double* s_ti = sums + n;
+  const double* s_wi = sums + 2 * n;
+  for (std::size_t c = 0; c < n; ++c) {
+    if (cpi[c] <= 0.0 || s_cpi[c] <= 0.0) continue;
+    const double share = (s_cpi[c] - (s_ti[c] - s_wi[c]) / locations) / s_cpi[c];
+    if (share > 0.0) sev.at(Metric::CriticalPathImbalance, c) = share * cp[c];
+  }
+}
 
 /// §7.4: the non-waiting time lt of a rank.
 std::vector<double> non_waiting(const CriticalPathResult& cp) {
@@ -86,17 +133,7 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
     const CriticalPathResult& cp = cps[i];
     Severity& sev = sevs[i];
     add_location_rows(gcp, summary.length, cp.cp, non_waiting(cp), sev, row);
-    std::vector<double> waits_excl(n, 0.0);
-    for (Metric m : kWaitMetrics)
-      for (std::size_t c = 0; c < n; ++c) waits_excl[c] += sev.at(m, c);
-    const std::vector<double> cpi = inclusive_along_call_tree(tree, cp.cp.data());
-    const std::vector<double> ti = inclusive_along_call_tree(tree, sev.row(Metric::Time));
-    const std::vector<double> wi = inclusive_along_call_tree(tree, waits_excl.data());
-    for (std::size_t c = 0; c < n; ++c) {
-      row[2 * n + c] = cpi[c];
-      row[3 * n + c] = ti[c];
-      row[4 * n + c] = wi[c];
-    }
+    add_imbalance_rows(tree, cp.cp, sev, false, row + 2 * n);
   };
   const std::vector<double> sums = replay::sum_over_ranks(world, blocks, kRows * n, rows_of);
   const double locations = blocks.ranks();
@@ -115,15 +152,7 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
       sev.at(Metric::IntraPartitionImbalance, c) = stored_impact - stored_inter;
     }
     // §7.7 critical_path_imbalance, from inclusive sums over all locations.
-    const std::vector<double> cpi = inclusive_along_call_tree(tree, cp.cp.data());
-    const double* s_cpi = sums.data() + 2 * n;
-    const double* s_ti = sums.data() + 3 * n;
-    const double* s_wi = sums.data() + 4 * n;
-    for (std::size_t c = 0; c < n; ++c) {
-      if (cpi[c] <= 0.0 || s_cpi[c] <= 0.0) continue;
-      const double share = (s_cpi[c] - (s_ti[c] - s_wi[c]) / locations) / s_cpi[c];
-      if (share > 0.0) sev.at(Metric::CriticalPathImbalance, c) = share * cp.cp[c];
-    }
+    store_imbalance(tree, cp.cp, sums.data() + 2 * n, locations, sev);
   }
   return summary;
 }
@@ -204,13 +233,20 @@ CriticalPathSummary thread_critical_path_pass(const replay::World& world,
           &cp.thread_cp[t], thread_non_waiting(thread_sevs[i][t], nullptr, false, end_barrier),
           &thread_sevs[i][t]});
   }
+  // Per rank, its threads in thread order: the §7.6 rows (2n) and the §7.7 inclusive sums (3n)
+  // of every thread, added into one row per rank, which the rank sum adds in its fixed order.
   auto rows_of = [&](std::size_t i, double* row) {
-    for (const ThreadLocation& loc : locations[i])
+    for (const ThreadLocation& loc : locations[i]) {
       add_location_rows(gcp, summary.length, *loc.cp, loc.lt, *loc.sev, row);
+      add_imbalance_rows(tree, *loc.cp, *loc.sev, true, row + 2 * n);
+    }
   };
-  const std::vector<double> sums = replay::sum_over_ranks(world, blocks, 2 * n, rows_of);
+  const std::vector<double> sums = replay::sum_over_ranks(world, blocks, 5 * n, rows_of);
+  // Cube's #locations: every thread of every rank (the report's system tree).
+  std::size_t threads = 0;
+  for (const Process& p : defs.processes) threads += 1 + p.workers.size();
   for (std::size_t i = 0; i < held; ++i)
-    for (const ThreadLocation& loc : locations[i])
+    for (const ThreadLocation& loc : locations[i]) {
       for (std::size_t c = 0; c < n; ++c) {
         const double cpc = (*loc.cp)[c];
         if (cpc <= 0.0 || gcp[c] <= 0.0) continue;
@@ -221,6 +257,9 @@ CriticalPathSummary thread_critical_path_pass(const replay::World& world,
         loc.sev->at(Metric::InterPartitionImbalance, c) = inter;
         loc.sev->at(Metric::IntraPartitionImbalance, c) = impact - inter;
       }
+      store_imbalance(tree, *loc.cp, sums.data() + 2 * n, static_cast<double>(threads),
+                      *loc.sev);
+    }
   return summary;
 }
 

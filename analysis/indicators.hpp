@@ -26,11 +26,13 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
                                    const std::vector<CriticalPathResult>& cps,
                                    std::vector<Severity>& sevs);
 
-/// Hybrid traces: writes critical_path and the impact indicators (every thread a location,
-/// docs/openmp.md "Impact indicators per thread") into the masters' (`sevs[i]`) and worker
-/// threads' (`thread_sevs[i][t - 1]`) severities from cps[i].cp and cps[i].thread_cp, and
-/// returns the profile summed over all locations, in the same fixed rank order as
-/// indicator_pass. `sevs` must hold time, the wait states and the OpenMP metrics.
+/// Hybrid traces: writes critical_path, the impact indicators and critical_path_imbalance
+/// (every thread a location, docs/openmp.md "Impact indicators per thread" and "Critical-path
+/// imbalance per thread") into the masters' (`sevs[i]`) and worker threads'
+/// (`thread_sevs[i][t - 1]`) severities from cps[i].cp and cps[i].thread_cp, and returns the
+/// profile summed over all locations, in the same fixed rank order as indicator_pass. `sevs`
+/// and `thread_sevs` must hold time, the wait states and the OpenMP metrics (idle threads
+/// included).
 /// MPI: collective on world.
 CriticalPathSummary thread_critical_path_pass(const replay::World& world,
                                               const RankBlocks& blocks, const Definitions& defs,

@@ -339,8 +339,7 @@ bool is_openmp(Metric m) {
 }
 
 bool is_backward(Metric m) {
-  return (m >= M::Delay && m <= M::MpiWaitIndirectLatereceiver) ||
-         m == M::CriticalPathImbalance || m == M::NearCriticalPath;
+  return (m >= M::Delay && m <= M::MpiWaitIndirectLatereceiver) || m == M::NearCriticalPath;
 }
 
 void finalize_metric_tree(Severity& sev) {

@@ -72,7 +72,7 @@ bool is_mpi_only(Metric m);
 /// True for the OpenMP metrics (omp_*): reports of hybrid traces only, as scout.hyb's.
 bool is_openmp(Metric m);
 /// True for the metrics of the backward replay that hybrid traces do not have yet (delay costs,
-/// wait-state classes, critical_path_imbalance, near_critical_path; issue 17 part 2).
+/// wait-state classes, near_critical_path; issue 17 part 2).
 bool is_backward(Metric m);
 
 /// Dense severities of one rank: [metric][call path], exclusive along the call tree (time too,

@@ -564,8 +564,8 @@ void run(const Settings& settings, replay::World& world) {
   if (!settings.no_root_cause) p.root_causes();
   if (p.hybrid() && world.rank() == 0)
     std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance and "
-                 "what-if analyses do not follow threads yet and are left out of the report\n");
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the what-if analysis does not "
+                 "follow threads yet and is left out of the report\n");
   p.reduce();
   if (!p.hybrid()) p.what_if();
   p.export_views();

@@ -15,9 +15,9 @@
 namespace cpreplay::tools {
 
 /// The metrics a report of this trace has, in metric-table order: pure-MPI traces have no
-/// OpenMP metrics (as scout.mpi's reports); hybrid traces have them, the critical path, the
-/// impact indicators and the root causes (OpenMP delays included) but, until what-if follows
-/// threads, no critical_path_imbalance or near_critical_path.
+/// OpenMP metrics (as scout.mpi's reports); hybrid traces have them, the critical path,
+/// critical_path_imbalance, the impact indicators and the root causes (OpenMP delays included)
+/// but, until what-if follows threads, no near_critical_path.
 std::vector<analysis::Metric> report_metrics(const Definitions& defs);
 
 /// The Cube definitions (metric tree, regions, call tree, system tree) of a report. The system

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <string>
@@ -27,10 +28,11 @@ namespace fs = std::filesystem;
 /// found from this source file: tests/e2e/ -> repo -> its parent).
 fs::path shared_dir() { return fs::path(__FILE__).parent_path() / "../../../shared"; }
 
-/// Every shared trace directory with an expected.json, conformance/* then traces/*.
-std::vector<std::string> shared_traces() {
+/// Every shared trace directory with an expected.json in `groups`, group by group, sorted.
+std::vector<std::string> shared_traces(std::initializer_list<const char*> groups = {"conformance",
+                                                                                   "traces"}) {
   std::vector<std::string> out;
-  for (const char* group : {"conformance", "traces"}) {
+  for (const char* group : groups) {
     std::error_code ec;
     const fs::path dir = shared_dir() / group;
     std::vector<std::string> found;
@@ -279,11 +281,74 @@ void ConformanceInvariants::TestBody() {
       << "activities + imbalance impact + non-critical activities vs ranks x path length";
 }
 
+// For every shared hybrid MPI+OpenMP trace (every thread a location, docs/openmp.md), whose
+// expected.json has no critical_path_imbalance (Cube derives it, conformance-hybrid/README.md):
+// - the critical-path length (critical_path over call paths and all threads) is the span from
+//   the first MPI_Init_thread Enter to the last MPI_Finalize Enter, as for pure MPI;
+// - critical_path_imbalance is in the report, positive somewhere (each trace has a slow thread
+//   or rank on the path), never negative, and never exceeds critical_path at any (call path,
+//   thread): Cube's formula scales the location's own critical path by a share of at most 1.
+class ConformanceInvariantsHybrid : public ::testing::Test {
+ public:
+  explicit ConformanceInvariantsHybrid(std::string dir) : dir_(std::move(dir)) {}
+  void TestBody() override;
+
+ private:
+  std::string dir_;
+};
+
+void ConformanceInvariantsHybrid::TestBody() {
+  if (dir_.empty()) GTEST_SKIP() << (shared_dir() / "conformance-hybrid").string() << " is absent";
+  const fs::path dir = dir_;
+  const Json expected = read_json_file((dir / "expected.json").string());
+  const int locations = static_cast<int>(expected["locations"].number);
+  const int ranks = static_cast<int>(expected["threads"].object.size());
+  ASSERT_GT(ranks, 0);
+  ASSERT_GT(locations, ranks) << "not a hybrid trace";
+  const std::string anchor = (dir / "traces.otf2").string();
+
+  TempDir tmp;
+  const RunResult run = run_cpreplay(ranks, {"-q", "-o", tmp / "r.cubex", anchor});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const CubeFile cube = read_cube(tmp / "r.cubex");
+  ASSERT_EQ(cube.location_names.size(), static_cast<std::size_t>(locations));
+
+  const double length = total(cube, "critical_path");
+  const Span span = init_to_finalize_span(anchor);
+  EXPECT_GT(length, 0.0);
+  EXPECT_NEAR(length, span.from_first_init, 1e-4)
+      << "critical path vs first Init enter .. last Finalize enter";
+
+  ASSERT_NE(cube.metric("critical_path_imbalance"), nullptr);
+  const auto& cp = cube.values.at("critical_path");
+  const auto cpi = cube.values.find("critical_path_imbalance");
+  ASSERT_NE(cpi, cube.values.end()) << "critical_path_imbalance has no values";
+  double positive = 0.0;
+  for (const auto& [path, row] : cpi->second) {
+    const auto cp_row = cp.find(path);
+    ASSERT_EQ(row.size(), static_cast<std::size_t>(locations));
+    for (std::size_t l = 0; l < row.size(); ++l) {
+      const double on_path = cp_row == cp.end() ? 0.0 : cp_row->second[l];
+      EXPECT_GE(row[l], 0.0) << "critical_path_imbalance at " << path << " on location " << l;
+      EXPECT_LE(row[l], on_path + 1e-12) << "critical_path_imbalance at " << path
+                                         << " on location " << l << " exceeds critical_path";
+      positive += row[l];
+    }
+  }
+  EXPECT_GT(positive, 0.0);
+  EXPECT_LE(positive, length + 1e-12);
+}
+
 const bool kRegistered = [] {
   for (const std::string& dir : shared_traces()) {
     ::testing::RegisterTest("ConformanceInvariants", test_name(dir).c_str(), nullptr, nullptr,
                             __FILE__, __LINE__,
                             [dir]() -> ::testing::Test* { return new ConformanceInvariants(dir); });
+  }
+  for (const std::string& dir : shared_traces({"conformance-hybrid"})) {
+    ::testing::RegisterTest(
+        "ConformanceInvariantsHybrid", test_name(dir).c_str(), nullptr, nullptr, __FILE__,
+        __LINE__, [dir]() -> ::testing::Test* { return new ConformanceInvariantsHybrid(dir); });
   }
   return true;
 }();

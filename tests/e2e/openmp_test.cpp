@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
@@ -501,6 +503,119 @@ TEST(OpenMp, CriticalPathLateSenderDelayedByWorker_HandComputed) {
     EXPECT_EQ(cube.value("critical_path", kMainPar, 2), 0.0);
     EXPECT_NEAR(critical_path_total(cube), 4.1, kEps);
   }
+}
+
+// critical_path_imbalance on a hybrid trace, as the Cube browser derives it for Scalasca's hybrid
+// report (scout.spec, docs/openmp.md "Critical-path imbalance per thread"): every thread is a
+// location, and per call path e and location l
+//   cpi(e, l) = max(0, (Σcp(e) − Σx(e) / #locations) / Σcp(e)) × cp(e, l),
+// where Σcp and Σx sum over all 4 locations the inclusive (call path plus callees) critical path
+// and x = time − MPI waits − omp_management − OpenMP barrier waits − lock contention −
+// omp_ordered − omp_idle_threads, and only where l's own inclusive critical path is positive.
+//
+// 2 ranks x 2 threads; locations 0 = rank 0 master, 1 = its thread 1, 2 = rank 1 master, 3 = its
+// thread 1. Both: MPI_Init 0-0.1, fork at 1.0, thread t enters the parallel region at 1.1 + 0.1 t
+// and runs `work` until it enters the implicit barrier. Rank 0's thread 1 is slow: work 1.2-2.5
+// (its master 1.1-1.5), barrier release 2.6, join 2.7. Rank 1 is balanced: work 1.1-1.5 and
+// 1.2-1.6, release 1.7, join 1.8. MPI_Finalize: rank 0 enters at 4.0, rank 1 at 3.9 (Wait at
+// Finalize 0.1 on rank 1), both leave at 4.5; main ends at 5.0.
+//
+// Critical path (backwards from rank 0's MPI_Finalize at 4.0, all on rank 0): main 2.7-4.0, the
+// parallel region join part 2.6-2.7 (master), the barrier after the last arrival 2.5-2.6
+// (master), thread 1's work 1.2-2.5 and its fork part 1.0-1.2, main 0.1-1.0, MPI_Init 0-0.1.
+//   cp exclusive: loc 0: MPI_Init 0.1, main 0.9 + 1.3 = 2.2, parallel 0.1, barrier 0.1;
+//                 loc 1: parallel 0.2, work 1.3.
+//   Σcp inclusive: main 4.0, MPI_Init 0.1, parallel 0.1 + 0.1 + 0.2 + 1.3 = 1.7, work 1.3,
+//                  barrier 0.1.
+// x per location, exclusive (time less what the formula subtracts):
+//   loc 0: main 5.0 - 0.1 - 1.7 (fork to join) - 0.5 = 2.7; MPI_Init 0.1; parallel 0.2 - 0.2
+//          management = 0; work 0.4; barrier 1.1 - 1.0 wait = 0.1; MPI_Finalize 0.5 (no wait).
+//          Inclusive main 3.8, parallel 0.5.
+//   loc 1: outside the parallel region its time is all idle (main 2.7, Init 0.1, Finalize 0.5:
+//          x = 0); parallel 1.7 - 1.3 - 0.1 = 0.3, all management (0.2 fork + 0.1 join): 0;
+//          work 1.3; barrier 0.1 (last in, no wait). Inclusive main 1.4, parallel 1.4.
+//   loc 2: main 5.0 - 0.1 - 0.8 - 0.6 = 3.5; MPI_Init 0.1; parallel 0.8 - 0.4 - 0.2 = 0.2, all
+//          management: 0; work 0.4; barrier 0.2 - 0.1 wait = 0.1; MPI_Finalize 0.6 - 0.1 wait
+//          = 0.5. Inclusive main 4.6, parallel 0.5.
+//   loc 3: idle outside (0); parallel 0.8 - 0.4 - 0.1 = 0.3 management: 0; work 0.4; barrier
+//          0.1. Inclusive main 0.5, parallel 0.5.
+//   Σx inclusive: main 3.8 + 1.4 + 4.6 + 0.5 = 10.3, MPI_Init 0.2, parallel 2.9, work 2.5,
+//                 barrier 0.4.
+// Hence (#locations = 4):
+//   work, loc 1:     (1.3 - 2.5/4) / 1.3 x 1.3 = 0.675
+//   parallel, loc 0: (1.7 - 2.9/4) / 1.7 x 0.1 = 0.975 / 17;  loc 1: x 0.2 = 1.95 / 17
+//   MPI_Init, loc 0: (0.1 - 0.2/4) / 0.1 x 0.1 = 0.05
+//   main, loc 0:     (4.0 - 10.3/4) / 4.0 x 2.2 = 0.78375
+//   barrier:         (0.1 - 0.4/4) / 0.1 = 0 (balanced after the waiting is taken out)
+// and 0 on rank 1 (no critical path there) and at main on thread 1 (its path is all below).
+// The same bits on one process as on two.
+TEST(OpenMp, CriticalPathImbalancePerThread_HandComputed) {
+  std::vector<std::map<std::string, std::vector<double>>> reports;
+  for (int processes : {2, 1}) {
+    SCOPED_TRACE("processes = " + std::to_string(processes));
+    TempDir dir;
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      const double release = r == 0 ? 2.6 : 1.7;
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.1 + 0.1 * t);
+        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
+        const double done = r == 0 ? (t == 1 ? 2.5 : 1.5) : 1.5 + 0.1 * t;
+        w.thread_leave(r, t, done, "work");
+        w.thread_enter(r, t, done, kIbar);
+        w.thread_leave(r, t, release, kIbar);
+        team_out(w, r, t, release);
+      }
+      w.omp_join(r, r == 0 ? 2.7 : 1.8);
+      w.finalize(r, r == 0 ? 4.0 : 3.9, 4.5);
+      w.leave(r, 5.0, "main");
+      w.program_end(r, 5.0);
+    }
+    std::string err;
+    const CubeFile cube = analyze(w, dir, processes, &err);
+    ASSERT_EQ(cube.location_names.size(), 4u);
+    ASSERT_NE(cube.metric("critical_path_imbalance"), nullptr) << err;
+    const std::string bar = kMainPar + "/" + kIbar;
+    // The inputs, as computed above.
+    EXPECT_NEAR(cube.value("critical_path", kMainPar + "/work", 1), 1.3, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 1), 0.2, kEps);
+    EXPECT_NEAR(cube.value("critical_path", kMainPar, 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", bar, 0), 0.1, kEps);
+    EXPECT_NEAR(cube.value("critical_path", "sim.exe/main", 0), 2.2, kEps);
+    EXPECT_NEAR(critical_path_total(cube), 4.0, kEps);
+    EXPECT_NEAR(cube.value("mpi_finalize_wait", "sim.exe/main/MPI_Finalize", 2), 0.1, kEps);
+    EXPECT_NEAR(cube.value("omp_management", kMainPar, 1), 0.3, kEps);
+    EXPECT_NEAR(cube.value("omp_management", kMainPar, 2), 0.2, kEps);
+    EXPECT_NEAR(cube.value("omp_idle_threads", "sim.exe/main", 1), 2.7, kEps);
+    EXPECT_NEAR(cube.value("omp_idle_threads", "sim.exe/main", 3), 3.5, kEps);
+    EXPECT_NEAR(cube.value("omp_ibarrier_wait", bar, 0), 1.0, kEps);
+    EXPECT_NEAR(cube.value("omp_ibarrier_wait", bar, 2), 0.1, kEps);
+
+    const std::string m = "critical_path_imbalance";
+    EXPECT_NEAR(cube.value(m, kMainPar + "/work", 1), 0.675, kEps);
+    EXPECT_NEAR(cube.value(m, kMainPar, 0), 0.975 / 17, kEps);
+    EXPECT_NEAR(cube.value(m, kMainPar, 1), 1.95 / 17, kEps);
+    EXPECT_NEAR(cube.value(m, "sim.exe/main/MPI_Init", 0), 0.05, kEps);
+    EXPECT_NEAR(cube.value(m, "sim.exe/main", 0), 0.78375, kEps);
+    for (int l = 0; l < 4; ++l) EXPECT_NEAR(cube.value(m, bar, l), 0.0, kEps) << l;
+    EXPECT_EQ(cube.value(m, "sim.exe/main", 1), 0.0);
+    EXPECT_EQ(cube.value(m, kMainPar + "/work", 0), 0.0);
+    for (const std::string& path : {std::string("sim.exe/main"), kMainPar, kMainPar + "/work",
+                                    std::string("sim.exe/main/MPI_Init"),
+                                    std::string("sim.exe/main/MPI_Finalize")})
+      for (int l = 2; l < 4; ++l) EXPECT_EQ(cube.value(m, path, l), 0.0) << path << " " << l;
+    // Nothing else: the values above are all the metric holds.
+    double sum = 0.0;
+    for (const auto& [path, row] : cube.values.at(m))
+      for (double v : row) sum += v;
+    EXPECT_NEAR(sum, 0.675 + 2.925 / 17 + 0.05 + 0.78375, 1e-8);
+    reports.push_back(cube.values.at(m));
+  }
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_TRUE(reports[0] == reports[1]) << "critical_path_imbalance differs on one process";
 }
 
 // A team whose worker skipped a barrier the master went through: the critical path cannot follow

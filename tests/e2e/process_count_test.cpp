@@ -134,6 +134,11 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // management time instead.
   const bool hybrid = base.cube.metric("omp_management") != nullptr;
   EXPECT_GT(scenario::total(base.cube, hybrid ? "omp_management" : "critical_path"), 0.0);
+  // Hybrid traces have critical_path_imbalance over all threads (sums over ranks in the fixed
+  // tree, each rank's threads in thread order): there, and the same bits at every M below.
+  if (hybrid) {
+    EXPECT_GT(scenario::total(base.cube, "critical_path_imbalance"), 0.0);
+  }
   // ...and, unless turned off, what-if values: the critical path is near-critical (slack 0),
   // and the top call paths have gains.
   const Json base_json = parse_json(base.json);
@@ -149,6 +154,12 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
     const Run run = analyze(dir, anchor, m, extra, views);
     ASSERT_EQ(run.result.exit_code, 0);
     EXPECT_TRUE(run.cube.values == base.cube.values) << "report values differ";
+    if (hybrid) {
+      EXPECT_TRUE(run.cube.values.count("critical_path_imbalance") &&
+                  run.cube.values.at("critical_path_imbalance") ==
+                      base.cube.values.at("critical_path_imbalance"))
+          << "critical_path_imbalance differs";
+    }
     EXPECT_EQ(run.cube.callpaths, base.cube.callpaths);
     EXPECT_EQ(run.cube.attributes, base.cube.attributes);
     EXPECT_EQ(run.cube.process_names, base.cube.process_names);

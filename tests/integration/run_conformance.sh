@@ -2,7 +2,8 @@
 # Runs cpreplay on one conformance trace and compares the report with its expected.json.
 # usage: run_conformance.sh MPIEXEC CPREPLAY CHECKER TRACE_DIR WORK_DIR METRICS [EXTRA_ARGS...]
 # CONFORMANCE_PROCESSES=M runs it on M analysis processes instead of one per traced rank.
-# CONFORMANCE_SKIP=m1,m2 names metrics the checker reports as skipped (not yet implemented).
+# CONFORMANCE_SKIP=m1[:tag],m2 names metrics the checker reports as skipped, with the reason
+# its tag names (none: not yet implemented).
 set -u
 mpiexec=$1 cpreplay=$2 checker=$3 dir=$4 work=$5 metrics=$6
 shift 6
