@@ -190,7 +190,7 @@ void OverviewSvg::add_thread_row(int rank, int thread, const float* bins) {
       thread == 0 && rank > 0
           ? "<line class=\"rank-separator\" x1=\"" + num(kPlotX) + "\" y1=\"" + num(y) +
                 "\" x2=\"" + num(kPlotX + kPlotW) + "\" y2=\"" + num(y) +
-                "\" stroke=\"#555555\" stroke-width=\"0.75\"/>"
+                "\" stroke=\"#333333\" stroke-width=\"1.5\"/>"
           : std::string();
   add_row(row,
           "data-first-rank=\"" + std::to_string(rank) + "\" data-last-rank=\"" +

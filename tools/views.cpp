@@ -59,6 +59,13 @@ class Locations {
   int between(Rank a, Rank b) const { return first_[b] - first_[a]; }
   /// The stretch name's thread: -1 for pure MPI ("rank R"), else the thread.
   int stretch_thread(int thread) const { return hybrid_ ? thread : -1; }
+  /// Hybrid traces: each rank's thread locations; empty for pure MPI (OverviewSpec::threads).
+  std::vector<int> per_rank() const {
+    std::vector<int> v;
+    for (std::size_t r = 0; hybrid_ && r + 1 < first_.size(); ++r)
+      v.push_back(first_[r + 1] - first_[r]);
+    return v;
+  }
 
  private:
   bool hybrid_;
@@ -168,13 +175,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
   analysis::OverviewLayout layout;
   // The held locations' bins, one after another: per thread when the picture has a row per
   // thread, else per rank (its threads added up in thread order).
-  const std::vector<int> threads_per_rank =
-      where.hybrid() ? [&] {
-        std::vector<int> v;
-        for (Rank r = 0; r < ranks; ++r) v.push_back(where.threads(r));
-        return v;
-      }()
-                     : std::vector<int>();
+  const std::vector<int> threads_per_rank = where.per_rank();
   const bool thread_rows = io::OverviewSvg::rows_per_thread(threads_per_rank);
   std::vector<float> bins;
   if (!out.overview.empty()) {

@@ -690,6 +690,43 @@ TEST(Views, FailedRun_LeavesNoViews) {
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
 }
 
+// A hybrid trace whose team the critical path cannot follow (rank 1's thread 1 skipped the
+// barrier its master went through): the one line of openmp_test.cpp, no views, no temporaries.
+TEST(ViewsHybrid, TeamWithMissingBarrier_LeavesNoViews) {
+  TempDir dir;
+  TraceWriter w(2);
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+    w.omp_fork(r, 1.0, 2);
+    for (int t = 0; t < 2; ++t) {
+      w.omp_team_begin(r, t, 1.1);
+      w.thread_enter(r, t, 1.1, kPar);
+      if (r == 0 || t == 0) {
+        w.thread_enter(r, t, 1.5, kIbar);
+        w.thread_leave(r, t, 1.6, kIbar);
+      }
+      w.thread_leave(r, t, 1.6, kPar);
+      w.omp_team_end(r, t, 1.6);
+    }
+    w.omp_join(r, 1.7);
+    w.finalize(r, 4.0, 4.5);
+    w.leave(r, 5.0, "main");
+    w.program_end(r, 5.0);
+  }
+  const RunResult run =
+      analyze(w, dir, {"--timeline", dir / "t.json", "--overview", dir / "o.svg"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("cpreplay: error: " + dir / "t/traces.otf2" +
+                         ": rank 1, thread 1: parallel region 1 has 0 complete barriers on this "
+                         "thread but 1 on the master (the critical path cannot follow the team)\n"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
+}
+
 TEST(Views, MaxEventsBadValues_Refused) {
   TempDir dir;
   two_rank_example().write(dir / "t");
