@@ -127,6 +127,14 @@ class RankPath {
   std::vector<Interval> intervals_;
 };
 
+/// A piece of the path on one thread of a rank, for the timeline (PathStretch).
+struct ThreadPiece {
+  std::uint32_t thread;
+  Ticks begin;
+  Ticks end;
+  std::uint32_t callpath;  ///< the thread's call path at `end`
+};
+
 /// One thread's part in one parallel-region instance: its Enter and Leave of the parallel
 /// region and its barriers (Enter, Leave) in order.
 struct TeamVisit {
@@ -225,8 +233,10 @@ class ThreadPaths {
   /// team's last Enter and the path moves on to the thread that entered last (the owner itself
   /// if it did; of several, the lowest thread number); at the owner's Enter of the parallel region
   /// the stretch since the fork is the owner's (omp_fork time), and the path returns to the master
-  /// at the fork. out[t]: thread t's credits per call path.
-  void walk(std::size_t k, const std::vector<std::vector<double>*>& out) const {
+  /// at the fork. out[t]: thread t's credits per call path. `pieces` gets who carried the path
+  /// when, from the fork to the join, in time order.
+  void walk(std::size_t k, const std::vector<std::vector<double>*>& out,
+            std::vector<ThreadPiece>& pieces) const {
     const Ticks fork_t = master_.time[forks_[k]];
     const Ticks join_t = master_.time[joins_[k]];
     const TeamVisit* team = &visits_[k * threads_];
@@ -235,6 +245,11 @@ class ThreadPaths {
     (*out[0])[master_.ref[mv.leave]] += defs_.clock.span(master_.time[mv.leave], join_t);
     std::size_t owner = 0;
     EventIdx upto = mv.leave;
+    // The owner carries the path from the team's last arrival at a barrier (or the fork) to
+    // piece_end; collected backwards, reversed at the end.
+    const std::size_t first_piece = pieces.size();
+    Ticks piece_end = join_t;
+    std::uint32_t piece_path = master_.callpath_of(joins_[k]);
     for (std::size_t j = barriers; j > 0; --j) {
       const LocalTrace& tr = trace(owner);
       const auto [enter, leave] = team[owner].barriers[j - 1];
@@ -247,11 +262,15 @@ class ThreadPaths {
       const double at_barrier = credit(tr, *out[owner], enter, leave, at);
       if (tr.time[enter] < last) {
         (*out[owner])[at] -= std::min(defs_.clock.span(tr.time[enter], last), at_barrier);
+        pieces.push_back(ThreadPiece{static_cast<std::uint32_t>(owner), last, piece_end,
+                                     piece_path});
         for (std::size_t t = 0; t < threads_; ++t)
           if (team[t].enter != kNoEvent && trace(t).time[team[t].barriers[j - 1].first] == last) {
             owner = t;
             break;
           }
+        piece_end = last;
+        piece_path = trace(owner).ref[team[owner].barriers[j - 1].first];
       }
       upto = team[owner].barriers[j - 1].first;
     }
@@ -260,6 +279,8 @@ class ThreadPaths {
     const EventIdx enter = team[owner].enter;
     if (tr.time[enter] > fork_t)
       (*out[owner])[tr.ref[enter]] += defs_.clock.span(fork_t, tr.time[enter]);
+    pieces.push_back(ThreadPiece{static_cast<std::uint32_t>(owner), fork_t, piece_end, piece_path});
+    std::reverse(pieces.begin() + static_cast<std::ptrdiff_t>(first_piece), pieces.end());
   }
 
   /// Target call path of an Enter/Leave event's segment (its region left, or the parent of the
@@ -359,8 +380,16 @@ CriticalPathResult RankPath::accumulate(const CallTree& tree) {
     outs.push_back(&result.cp);
     for (std::vector<double>& v : result.thread_cp) outs.push_back(&v);
   }
+  // The pieces of the current stretch that the walk through the threads found, in time order:
+  // the master's up to each fork (from kStretchBegin: the stretch's begin, or the previous
+  // join), then the threads' of that parallel region.
+  constexpr Ticks kStretchBegin = ~Ticks{0};
+  std::vector<ThreadPiece> walked;
+  Ticks gap_from = kStretchBegin;
   auto accumulate_threads = [&](std::int64_t from, std::int64_t to, std::uint32_t at) {
     double at_sum = 0.0;
+    walked.clear();
+    gap_from = kStretchBegin;
     std::int64_t prev = from;
     while (prev >= 0 && !is_el(prev)) --prev;
     bool have_prev = prev >= 0;
@@ -379,8 +408,10 @@ CriticalPathResult RankPath::accumulate(const CallTree& tree) {
         EventIdx next = e + 1;
         while (!trace.is_enter_or_leave(next)) ++next;
         if (have_prev) add(threads->target_of(trace, next), defs.clock.span(prev_t, trace.time[e]));
-        threads->walk(k, outs);
+        walked.push_back(ThreadPiece{0, gap_from, trace.time[e], trace.callpath_of(e)});
+        threads->walk(k, outs, walked);
         i = threads->join_of(k);
+        gap_from = trace.time[static_cast<EventIdx>(i)];
         prev_t = trace.time[static_cast<EventIdx>(i)];
         have_prev = true;
         continue;
@@ -408,8 +439,40 @@ CriticalPathResult RankPath::accumulate(const CallTree& tree) {
     const std::uint32_t end_path = iv.to < trace.size() ? trace.callpath_of(iv.to)
                                    : to >= 0 ? trace.ref[static_cast<EventIdx>(to)]
                                              : UINT32_MAX;
-    result.stretches.push_back(PathStretch{std::min(cut_t + lost_t, end_t), end_t, iv.from, iv.to,
-                                           end_path, iv.from_rank});
+    const PathStretch whole{std::min(cut_t + lost_t, end_t), end_t, iv.from, iv.to, end_path,
+                            iv.from_rank};
+    if (walked.empty()) {
+      result.stretches.push_back(whole);
+      continue;
+    }
+    // Hybrid: the pieces each thread carried, within the stretch; those without time go, and
+    // consecutive ones of a thread are one. Pushed last piece first (the list is reversed below).
+    walked.push_back(ThreadPiece{0, gap_from, end_t, end_path});
+    std::vector<ThreadPiece> kept;
+    for (ThreadPiece p : walked) {
+      p.begin = std::clamp(p.begin == kStretchBegin ? whole.begin : p.begin, whole.begin, end_t);
+      p.end = std::clamp(p.end, p.begin, end_t);
+      if (p.end == p.begin) continue;
+      if (!kept.empty() && kept.back().thread == p.thread) {
+        kept.back().end = p.end;
+        kept.back().callpath = p.callpath;
+      } else {
+        kept.push_back(p);
+      }
+    }
+    if (kept.empty()) kept.push_back(ThreadPiece{0, whole.begin, end_t, end_path});
+    for (std::size_t n = kept.size(); n-- > 0;) {
+      PathStretch piece = whole;
+      piece.begin = kept[n].begin;
+      piece.end = kept[n].end;
+      piece.callpath = kept[n].callpath;
+      piece.thread = static_cast<int>(kept[n].thread);
+      if (n > 0) {
+        piece.from_rank = trace.rank;
+        piece.from_thread = static_cast<int>(kept[n - 1].thread);
+      }
+      result.stretches.push_back(piece);
+    }
   }
   std::reverse(result.stretches.begin(), result.stretches.end());  // the walk went backwards
   return result;

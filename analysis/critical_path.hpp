@@ -18,13 +18,19 @@ namespace cpreplay::analysis {
 /// One stretch of the path owned by this rank, in time order: from where the path arrived (the
 /// synchpoint's cut plus the waiting subtracted there) to the cut of the stretch's end event.
 /// Summed over all ranks, end - begin adds up to the critical-path length.
+/// Hybrid traces: a stretch that contains whole parallel regions is split into the pieces each
+/// thread carries (docs/openmp.md, "Critical path"): the master's up to a fork, the threads'
+/// between the barriers, the master's from the join on; pieces without time are left out, and
+/// consecutive pieces of one thread are one. from_event and to_event are the whole stretch's.
 struct PathStretch {
   Ticks begin = 0;
   Ticks end = 0;
   EventIdx from_event = kNoEvent;  ///< synchpoint X where the path arrived (kNoEvent: the start)
   EventIdx to_event = kNoEvent;    ///< end event of the stretch (trace size: end of the events)
-  std::uint32_t callpath = UINT32_MAX;  ///< call path at the end of the stretch
+  std::uint32_t callpath = UINT32_MAX;  ///< call path at the end of the stretch (on `thread`)
   Rank from_rank = -1;  ///< rank the path came from (X's partner); -1 for the first stretch
+  int thread = 0;       ///< the thread that carries it (0: the master; always 0 for pure MPI)
+  int from_thread = 0;  ///< the thread of from_rank the path came from (MPI: the master)
 };
 
 struct CriticalPathResult {

@@ -87,7 +87,7 @@ std::uint32_t instance_at(const std::vector<Instance>& inst, Ticks t) {
 
 void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
                          const std::vector<LocalTrace>& workers,
-                         const std::vector<Severity*>& sevs) {
+                         const std::vector<Severity*>& sevs, OmpWaits* waits) {
   const Clock& clock = defs.clock;
   const std::size_t threads = workers.size() + 1;
   const std::size_t paths = tree.size();
@@ -109,7 +109,11 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
   std::vector<std::vector<double>> management(threads, std::vector<double>(paths, 0.0));
   std::vector<BarrierVisit> barriers;
   std::vector<Acquisition> acquisitions;
-  std::unordered_map<std::uint64_t, Ticks> releases;  // (lock, order) -> release time
+  struct Release {
+    Ticks time;
+    std::uint32_t thread;
+  };
+  std::unordered_map<std::uint64_t, Release> releases;  // (lock, order) -> its release
 
   for (std::size_t t = 0; t < threads; ++t) {
     const LocalTrace& trace = thread_trace(t);
@@ -163,7 +167,7 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
           if (!lock.openmp) break;
           const std::uint64_t key = (std::uint64_t{lock.lock} << 32) | lock.order;
           if (!lock.acquire) {
-            releases[key] = time;
+            releases[key] = Release{time, static_cast<std::uint32_t>(t)};
           } else if (!open.empty()) {
             acquisitions.push_back(Acquisition{static_cast<std::uint32_t>(t),
                                                trace.ref[open.back()], lock.lock, lock.order,
@@ -187,12 +191,18 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
     while (j < barriers.size() && barriers[j].instance == barriers[i].instance &&
            barriers[j].seq == barriers[i].seq)
       last = std::max(last, barriers[j++].enter);
+    std::uint32_t latest = UINT32_MAX;  // the lowest thread number among the last arrivals
+    for (std::size_t v = i; v < j; ++v)
+      if (barriers[v].enter == last) latest = std::min(latest, barriers[v].thread);
     for (std::size_t v = i; v < j; ++v) {
       const BarrierVisit& b = barriers[v];
       if (last <= b.enter) continue;
       const Metric m = construct[b.path] == OmpConstruct::ExplicitBarrier ? Metric::OmpEbarrierWait
                                                                            : Metric::OmpIbarrierWait;
-      sevs[b.thread]->add(m, b.path, clock.span(b.enter, last));
+      const double wait = clock.span(b.enter, last);
+      sevs[b.thread]->add(m, b.path, wait);
+      if (waits)
+        waits->waits.push_back(OmpWaitState{wait, b.enter, b.path, b.thread, latest, m});
     }
     i = j;
   }
@@ -202,14 +212,27 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
   for (const Acquisition& a : acquisitions) {
     if (a.order <= 1) continue;
     auto it = releases.find((std::uint64_t{a.lock} << 32) | (a.order - 1));
-    if (it == releases.end() || it->second <= a.enter) continue;
+    if (it == releases.end() || it->second.time <= a.enter) continue;
     const Region& region = defs.region(tree.node(CallpathId{a.path}).region);
     if (region.paradigm != Paradigm::OpenMP) continue;
     const bool critical =
         region.role == RegionRole::Critical || region.role == RegionRole::CriticalSblock;
-    sevs[a.thread]->add(critical ? Metric::OmpLockContentionCritical
-                                 : Metric::OmpLockContentionApi,
-                        a.path, clock.span(a.enter, it->second));
+    const Metric m =
+        critical ? Metric::OmpLockContentionCritical : Metric::OmpLockContentionApi;
+    const double wait = clock.span(a.enter, it->second.time);
+    sevs[a.thread]->add(m, a.path, wait);
+    if (waits)
+      waits->waits.push_back(OmpWaitState{wait, a.enter, a.path, a.thread, it->second.thread, m});
+  }
+  if (waits) {
+    // Per thread in time order, as the views read them (stable: ties keep the barrier first).
+    std::stable_sort(waits->waits.begin(), waits->waits.end(),
+                     [](const OmpWaitState& a, const OmpWaitState& b) {
+                       return a.thread != b.thread ? a.thread < b.thread : a.begin < b.begin;
+                     });
+    waits->first.assign(threads + 1, 0);
+    for (const OmpWaitState& w : waits->waits) ++waits->first[w.thread + 1];
+    for (std::size_t t = 0; t < threads; ++t) waits->first[t + 1] += waits->first[t];
   }
 
   // time, visits and the breakdown, with management moved into the parallel regions.

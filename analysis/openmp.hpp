@@ -15,6 +15,29 @@ namespace cpreplay::analysis {
 enum class OmpConstruct : std::uint8_t { None, Parallel, ExplicitBarrier, ImplicitBarrier };
 OmpConstruct omp_construct(const Region& region);
 
+/// One OpenMP wait-state instance of a thread, for the views: a barrier wait (own Enter of the
+/// barrier to the team's last Enter) or lock contention (Enter of the acquiring region to the
+/// previous holder's release). 32 B.
+struct OmpWaitState {
+  double wait = 0.0;           ///< seconds, as the metric adds it
+  Ticks begin = 0;             ///< when the waiting began
+  std::uint32_t callpath = 0;  ///< the barrier's, or the region the lock is acquired in
+  std::uint32_t thread = 0;    ///< the waiting thread
+  std::uint32_t partner = 0;   ///< the thread waited for: last into the barrier, or the holder
+  Metric metric = Metric::OmpIbarrierWait;
+};
+static_assert(sizeof(OmpWaitState) == 32, "one per OpenMP wait state, kept for the views");
+
+/// One rank's OpenMP wait states, every thread's: sorted by thread, then by begin.
+struct OmpWaits {
+  std::vector<OmpWaitState> waits;
+  std::vector<std::size_t> first;  ///< thread t's are waits[first[t] .. first[t + 1])
+  std::size_t count(std::size_t t) const {
+    return t + 1 < first.size() ? first[t + 1] - first[t] : 0;
+  }
+  const OmpWaitState* of(std::size_t t) const { return count(t) ? &waits[first[t]] : nullptr; }
+};
+
 /// The profile of one rank of a hybrid trace, all its threads: `time`, `visits` and the time
 /// breakdown (profile_pass) on every thread, plus the OpenMP metrics, all as scout.hyb computes
 /// them (scalasca-metrics.md, OpenMP; docs/openmp.md):
@@ -28,10 +51,12 @@ OmpConstruct omp_construct(const Region& region);
 ///    of the region the acquisition happens in, where positive;
 ///  - omp_idle_threads / omp_limited_parallelism (the Cube remapper's, docs/openmp.md).
 /// sevs[t] is thread t's severity (sevs[0]: the master's, which also gets the MPI passes).
+/// With `waits`, also the barrier-wait and lock-contention instances (for --timeline and
+/// --overview; ties at a barrier: the lowest thread number is the partner).
 /// Throws TraceError when the threads' OpenMP events do not fit together.
 /// MPI: local (all threads of a rank are held by one process).
 void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
                          const std::vector<LocalTrace>& workers,
-                         const std::vector<Severity*>& sevs);
+                         const std::vector<Severity*>& sevs, OmpWaits* waits = nullptr);
 
 }  // namespace cpreplay::analysis

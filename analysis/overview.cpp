@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Binning a rank's time for the --overview picture.
+// Binning a location's time for the --overview picture.
 #include "analysis/overview.hpp"
 
 #include <algorithm>
@@ -47,11 +47,20 @@ class Binner {
 
 OverviewLayout overview_layout(const replay::World& world, const RankBlocks& blocks,
                                const CallTree& tree, const std::vector<Severity>& sevs,
-                               Ticks begin, Ticks end, std::size_t bins, std::size_t max_top) {
+                               const std::vector<std::vector<Severity>>& workers, Ticks begin,
+                               Ticks end, std::size_t bins, std::size_t max_top) {
   const std::size_t n = tree.size();
   const std::vector<double> total =
       replay::sum_over_ranks(world, blocks, n, [&](std::size_t i, double* out) {
         std::copy(sevs[i].row(Metric::Time), sevs[i].row(Metric::Time) + n, out);
+        if (i >= workers.size()) return;
+        // A worker's `time` includes its idle time (docs/openmp.md), which the picture leaves
+        // blank: only the time it ran counts, in thread order.
+        for (const Severity& w : workers[i]) {
+          const double* time = w.row(Metric::Time);
+          const double* idle = w.row(Metric::OmpIdleThreads);
+          for (std::size_t c = 0; c < n; ++c) out[c] += time[c] - idle[c];
+        }
       });
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
@@ -76,13 +85,17 @@ OverviewLayout overview_layout(const replay::World& world, const RankBlocks& blo
 }
 
 std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& tree,
-                                 const LocalTrace& trace, const WaitStateResult& waits,
+                                 const LocalTrace& trace, const WaitStateResult* waits,
+                                 const OmpWaitState* omp, std::size_t omp_count,
                                  std::uint64_t ticks_per_second) {
   std::vector<float> out(layout.bins * layout.columns(), 0.0f);
   Binner binner(layout, out.data());
   // Exclusive time as the critical path counts it: the stretch before an Enter/Leave belongs to
   // the innermost region open during it.
+  // A worker thread's call paths hang below the master's (docs/openmp.md): once it has left its
+  // outermost region (the parallel region) it is idle, not in the master's enclosing region.
   std::uint32_t current = UINT32_MAX;
+  std::size_t depth = 0;
   Ticks prev = 0;
   const auto n = static_cast<EventIdx>(trace.size());
   for (EventIdx e = 0; e < n; ++e) {
@@ -93,18 +106,25 @@ std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& t
     prev = t;
     if (k == EventKind::Enter) {
       current = trace.ref[e];
+      ++depth;
     } else {
+      depth -= depth > 0;
       const CallpathId parent =
           trace.ref[e] < tree.size() ? tree.node(CallpathId{trace.ref[e]}).parent : CallpathId{};
-      current = parent.valid() ? parent.value : UINT32_MAX;
+      current = parent.valid() && depth > 0 ? parent.value : UINT32_MAX;
     }
   }
   const std::size_t wait_col = layout.columns() - 1;
-  for (const WaitState& w : waits.waits) {
-    const Ticks start = wait_start(trace, w);
-    const auto length = static_cast<Ticks>(w.wait * static_cast<double>(ticks_per_second) + 0.5);
-    binner.add(start, start + length, wait_col);
-  }
+  auto length = [&](double wait) {
+    return static_cast<Ticks>(wait * static_cast<double>(ticks_per_second) + 0.5);
+  };
+  if (waits != nullptr)
+    for (const WaitState& w : waits->waits) {
+      const Ticks start = wait_start(trace, w);
+      binner.add(start, start + length(w.wait), wait_col);
+    }
+  for (std::size_t i = 0; i < omp_count; ++i)
+    binner.add(omp[i].begin, omp[i].begin + length(omp[i].wait), wait_col);
   return out;
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The data of --overview: each rank's time, binned along the run, split by the top call paths,
-// and its waiting time per bin.
+// The data of --overview: each location's time (a rank, or a thread of a hybrid rank), binned
+// along the run, split by the top call paths, and its waiting time per bin.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "analysis/metric_table.hpp"
+#include "analysis/openmp.hpp"
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
@@ -31,16 +32,21 @@ struct OverviewLayout {
 
 /// Picks the `max_top` call paths with the most exclusive time (the `time` rows of `sevs`, the
 /// held ranks, summed over all ranks; at least 0.5 % of all of it) and the run's extent.
+/// Hybrid traces: `workers[i]` holds the severities of held rank i's threads 1, 2, ..., whose
+/// `time` less `omp_idle_threads` (time they ran, not idle time) is added to the rank's.
 /// MPI: collective on world.
 OverviewLayout overview_layout(const replay::World& world, const RankBlocks& blocks,
                                const CallTree& tree, const std::vector<Severity>& sevs,
-                               Ticks begin, Ticks end, std::size_t bins, std::size_t max_top);
+                               const std::vector<std::vector<Severity>>& workers, Ticks begin,
+                               Ticks end, std::size_t bins, std::size_t max_top);
 
-/// One rank's bins, row-major [bin][column]: the share of the bin (0..1) spent exclusively in
-/// each top call path, in other call paths, and waiting in wait states (which overlaps the
-/// others). MPI: local.
+/// One location's bins, row-major [bin][column]: the share of the bin (0..1) spent exclusively
+/// in each top call path, in other call paths, and waiting in wait states (which overlaps the
+/// others): the MPI ones of `waits` (null: none, as on a worker thread) and the `omp_count`
+/// OpenMP ones at `omp`. MPI: local.
 std::vector<float> overview_bins(const OverviewLayout& layout, const CallTree& tree,
-                                 const LocalTrace& trace, const WaitStateResult& waits,
+                                 const LocalTrace& trace, const WaitStateResult* waits,
+                                 const OmpWaitState* omp, std::size_t omp_count,
                                  std::uint64_t ticks_per_second);
 
 }  // namespace cpreplay::analysis

@@ -67,11 +67,15 @@ Ticks ViewClock::ticks(double seconds) const {
 ViewClock view_clock(const replay::World& world, const Definitions& defs, const Shard& shard,
                      Ticks* last) {
   Ticks ends[2] = {0, 0};
-  for (const LocalTrace& trace : shard.traces)
+  auto extend = [&](const LocalTrace& trace) {
     if (trace.size()) {
       ends[0] = std::max(ends[0], ~trace.time.front());
       ends[1] = std::max(ends[1], trace.time.back());
     }
+  };
+  for (const LocalTrace& trace : shard.traces) extend(trace);
+  for (const std::vector<LocalTrace>& threads : shard.workers)
+    for (const LocalTrace& trace : threads) extend(trace);
   Ticks global[2] = {0, 0};
   MPI_Allreduce(ends, global, 2, MPI_UINT64_T, MPI_MAX, world.comm());
   ViewClock clock;
@@ -82,12 +86,27 @@ ViewClock view_clock(const replay::World& world, const Definitions& defs, const 
   return clock;
 }
 
+const char* timeline_wait_name(Metric metric) {
+  // Scalasca's display names of the OpenMP waits repeat the MPI ones ("Wait at Barrier"); in
+  // one list of wait states they must differ.
+  switch (metric) {
+    case Metric::OmpEbarrierWait: return "Wait at OpenMP Barrier";
+    case Metric::OmpIbarrierWait: return "Wait at OpenMP Implicit Barrier";
+    case Metric::OmpLockContentionCritical: return "OpenMP Critical Contention";
+    case Metric::OmpLockContentionApi: return "OpenMP Lock Contention";
+    default: return metric_info(metric).disp_name;
+  }
+}
+
 const std::size_t TimelineSource::kHistogramBuckets = kBuckets;
 
-TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult& waits,
+TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult* waits,
+                               const OmpWaitState* omp, std::size_t omp_count,
                                const ViewClock& clock)
     : trace_(trace),
       waits_(waits),
+      omp_(omp),
+      omp_count_(omp_count),
       clock_(clock),
       activity_hist_(kBuckets, 0),
       wait_hist_(kBuckets, 0) {
@@ -118,9 +137,14 @@ TimelineSource::TimelineSource(const LocalTrace& trace, const WaitStateResult& w
     long_.emplace_back(enter, end_ns);
   }
   std::sort(long_.begin(), long_.end());
-  for (const WaitState& w : waits_.waits) {
-    const Ticks start = wait_start(trace_, w);
-    ++wait_hist_[bucket_of(clock_.ns(start + clock_.ticks(w.wait)) - clock_.ns(start))];
+  if (waits_ != nullptr)
+    for (const WaitState& w : waits_->waits) {
+      const Ticks start = wait_start(trace_, w);
+      ++wait_hist_[bucket_of(clock_.ns(start + clock_.ticks(w.wait)) - clock_.ns(start))];
+    }
+  for (std::size_t i = 0; i < omp_count_; ++i) {
+    const OmpWaitState& w = omp_[i];
+    ++wait_hist_[bucket_of(clock_.ns(w.begin + clock_.ticks(w.wait)) - clock_.ns(w.begin))];
   }
 }
 
@@ -231,22 +255,37 @@ bool TimelineSource::next(std::vector<TimelineEvent>& out, std::size_t max) {
   }
   if (next_event_ < n) return true;
   flush_activity(out);  // whatever is still open is a long visit, complete already
-  while (next_wait_ < waits_.waits.size() && out.size() < max) {
-    const WaitState& w = waits_.waits[next_wait_++];
-    const Ticks start = wait_start(trace_, w);
+  // MPI and OpenMP wait states merged by start (a master thread has both; the earlier first,
+  // MPI on ties).
+  const std::size_t n_mpi = mpi_waits();
+  while ((next_wait_ < n_mpi || next_omp_ < omp_count_) && out.size() < max) {
     TimelineEvent ev;
     ev.kind = TimelineEvent::Wait;
+    Ticks start = 0;
+    const Ticks mpi_start = next_wait_ < n_mpi ? wait_start(trace_, waits_->waits[next_wait_]) : 0;
+    if (next_wait_ < n_mpi && (next_omp_ == omp_count_ || mpi_start <= omp_[next_omp_].begin)) {
+      const WaitState& w = waits_->waits[next_wait_++];
+      start = mpi_start;
+      ev.wait = w.wait;
+      ev.callpath = w.callpath;
+      ev.partner = w.target_rank;
+      ev.metric = w.metric;
+    } else {
+      const OmpWaitState& w = omp_[next_omp_++];
+      start = w.begin;
+      ev.wait = w.wait;
+      ev.callpath = w.callpath;
+      ev.partner = static_cast<Rank>(w.partner);
+      ev.metric = w.metric;
+      ev.partner_is_thread = true;
+    }
     ev.ts_ns = clock_.ns(start);
-    ev.dur_ns = clock_.ns(start + clock_.ticks(w.wait)) - ev.ts_ns;
+    ev.dur_ns = clock_.ns(start + clock_.ticks(ev.wait)) - ev.ts_ns;
     if (ev.dur_ns < wait_min_ns_) continue;
-    ev.wait = w.wait;
-    ev.callpath = w.callpath;
-    ev.partner = w.target_rank;
-    ev.metric = w.metric;
     if (!same_start_.empty() && same_start_.front().ts_ns != ev.ts_ns) flush_waits(out);
     same_start_.push_back(ev);
   }
-  if (next_wait_ < waits_.waits.size()) return true;
+  if (next_wait_ < n_mpi || next_omp_ < omp_count_) return true;
   flush_waits(out);
   return false;
 }

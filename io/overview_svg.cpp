@@ -63,10 +63,26 @@ int OverviewSvg::ranks_per_band(int ranks) {
   return ranks <= kMaxRows ? 1 : (ranks + kMaxRows - 1) / kMaxRows;
 }
 
+bool OverviewSvg::rows_per_thread(const std::vector<int>& threads) {
+  long long locations = 0;
+  for (int t : threads) locations += t;
+  return !threads.empty() && locations <= kMaxRows;
+}
+
 OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
     : file_(path, "overview"), spec_(std::move(spec)) {
-  per_band_ = ranks_per_band(std::max(spec_.ranks, 1));
-  rows_ = (std::max(spec_.ranks, 1) + per_band_ - 1) / per_band_;
+  thread_rows_ = rows_per_thread(spec_.threads);
+  long long locations = 0;
+  for (int t : spec_.threads) locations += t;
+  if (thread_rows_) {
+    first_row_.assign(spec_.threads.size() + 1, 0);
+    for (std::size_t r = 0; r < spec_.threads.size(); ++r)
+      first_row_[r + 1] = first_row_[r] + spec_.threads[r];
+    rows_ = std::max(first_row_.back(), 1);
+  } else {
+    per_band_ = ranks_per_band(std::max(spec_.ranks, 1));
+    rows_ = (std::max(spec_.ranks, 1) + per_band_ - 1) / per_band_;
+  }
   row_height_ = std::clamp(std::floor(kRowsHeight / rows_), kMinRow, kMaxRow);
   plot_top_ = kPlotTop;
   const double plot_bottom = plot_top_ + rows_ * row_height_;
@@ -78,6 +94,9 @@ OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
        num(height) + "\" viewBox=\"0 0 " + num(kWidth) + " " + num(height) +
        "\" font-family=\"sans-serif\" font-size=\"12\" data-ranks=\"" +
        std::to_string(spec_.ranks) + "\" data-ranks-per-row=\"" + std::to_string(per_band_) +
+       (spec_.threads.empty() ? std::string()
+                              : "\" data-threads=\"" + std::to_string(locations) +
+                                    "\" data-rows=\"" + (thread_rows_ ? "thread" : "rank")) +
        "\" data-run-seconds=\"" + seconds(spec_.run_seconds) + "\">\n";
   o += "<title>" + xml_escape(spec_.title) + "</title>\n";
   o += "<defs><pattern id=\"waiting\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
@@ -87,10 +106,18 @@ OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
   o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   o += "<text x=\"" + num(kPlotX) + "\" y=\"24\" font-size=\"15\" font-weight=\"bold\">" +
        xml_escape(spec_.title) + "</text>\n";
-  o += "<text x=\"" + num(kPlotX) + "\" y=\"42\" fill=\"#555555\">" +
-       std::string(per_band_ == 1 ? "one row per rank"
-                                  : "one band per " + std::to_string(per_band_) +
-                                        " ranks (colours: the band's main call path)") +
+  std::string rows_text =
+      per_band_ == 1 ? "one row per rank"
+                     : "one band per " + std::to_string(per_band_) +
+                           " ranks (colours: the band's main call path)";
+  if (thread_rows_)
+    rows_text = "one row per thread, grouped by rank (master thread first; blank: idle)";
+  else if (!spec_.threads.empty())
+    rows_text = per_band_ == 1 ? "one row per rank, its threads together"
+                               : "one band per " + std::to_string(per_band_) +
+                                     " ranks, their threads together (colours: the band's main "
+                                     "call path)";
+  o += "<text x=\"" + num(kPlotX) + "\" y=\"42\" fill=\"#555555\">" + rows_text +
        "; colour: the call path the time is spent in; hatched: waiting; black line: the "
        "critical path</text>\n";
   o += "<rect class=\"plot-area\" x=\"" + num(kPlotX) + "\" y=\"" + num(plot_top_) + "\" width=\"" +
@@ -104,29 +131,84 @@ double OverviewSvg::x_of(double seconds) const {
   return kPlotX + (spec_.run_seconds > 0.0 ? seconds / spec_.run_seconds * kPlotW : 0.0);
 }
 
-double OverviewSvg::y_of(int rank) const {
+double OverviewSvg::y_of(int rank, int thread) const {
+  if (thread_rows_) {
+    const std::size_t r = std::min(static_cast<std::size_t>(std::max(rank, 0)),
+                                   first_row_.size() - 1);
+    return plot_top_ + (first_row_[r] + thread + 0.5) * row_height_;
+  }
   return plot_top_ + (rank / per_band_ + 0.5) * row_height_;
 }
 
 void OverviewSvg::add_band(int first_rank, int last_rank, const float* bins) {
-  const std::size_t top = spec_.legend.size();
-  const std::size_t columns = top + 2;
   const int row = first_rank / per_band_;
-  const double y = plot_top_ + row * row_height_;
-  const double bw = spec_.bins ? kPlotW / static_cast<double>(spec_.bins) : kPlotW;
-  const auto n = static_cast<float>(last_rank - first_rank + 1);
-  const std::string label = first_rank == last_rank ? "rank " + std::to_string(first_rank)
+  float locations = static_cast<float>(last_rank - first_rank + 1);
+  std::string attributes = "data-first-rank=\"" + std::to_string(first_rank) +
+                           "\" data-last-rank=\"" + std::to_string(last_rank) + "\"";
+  if (!spec_.threads.empty()) {
+    // Shares are of all the band's threads: a rank whose workers idle is partly blank.
+    int threads = 0;
+    for (int r = first_rank; r <= last_rank; ++r)
+      threads += spec_.threads[static_cast<std::size_t>(r)];
+    locations = static_cast<float>(threads);
+    attributes += " data-threads=\"" + std::to_string(threads) + "\"";
+  }
+  const std::string title = first_rank == last_rank ? "rank " + std::to_string(first_rank)
                                                     : "ranks " + std::to_string(first_rank) + "-" +
                                                           std::to_string(last_rank);
-  std::string& o = buf_;
-  o += "<g class=\"row\" data-first-rank=\"" + std::to_string(first_rank) + "\" data-last-rank=\"" +
-       std::to_string(last_rank) + "\"><title>" + label + "</title>";
   // Rank labels at least 13 px apart.
   const int label_every = std::max(1, static_cast<int>(std::ceil(13.0 / row_height_)));
+  std::string label;
   if (row % label_every == 0)
-    o += "<text x=\"" + num(kPlotX - 6) + "\" y=\"" + num(y + row_height_ / 2 + 4) +
-         "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") + "\">" + label +
-         "</text>";
+    label = "<text x=\"" + num(kPlotX - 6) + "\" y=\"" +
+            num(plot_top_ + row * row_height_ + row_height_ / 2 + 4) +
+            "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") + "\">" +
+            title + "</text>";
+  add_row(row, attributes, title, label, "", locations, bins);
+  next_rank_ = last_rank + 1;
+}
+
+void OverviewSvg::add_thread_row(int rank, int thread, const float* bins) {
+  const int row = first_row_[static_cast<std::size_t>(rank)] + thread;
+  const double y = plot_top_ + row * row_height_;
+  const std::string text_y = num(y + row_height_ / 2 + 4);
+  // The rank beside its master's row (labels at least 13 px apart), the thread number beside
+  // each worker's where rows are tall enough to read it.
+  std::string label;
+  if (thread == 0 && y - last_label_y_ >= 13.0) {
+    label = "<text x=\"" + num(kPlotX - 6) + "\" y=\"" + text_y +
+            "\" text-anchor=\"end\" font-size=\"" + (row_height_ >= 12 ? "12" : "10") +
+            "\">rank " + std::to_string(rank) + "</text>";
+    last_label_y_ = y;
+  } else if (thread > 0 && row_height_ >= 13.0) {
+    label = "<text x=\"" + num(kPlotX - 6) + "\" y=\"" + text_y +
+            "\" text-anchor=\"end\" font-size=\"10\" fill=\"#666666\">thread " +
+            std::to_string(thread) + "</text>";
+  }
+  // A line between ranks, drawn over the colours of the rank's first row.
+  const std::string separator =
+      thread == 0 && rank > 0
+          ? "<line class=\"rank-separator\" x1=\"" + num(kPlotX) + "\" y1=\"" + num(y) +
+                "\" x2=\"" + num(kPlotX + kPlotW) + "\" y2=\"" + num(y) +
+                "\" stroke=\"#333333\" stroke-width=\"1.5\"/>"
+          : std::string();
+  add_row(row,
+          "data-first-rank=\"" + std::to_string(rank) + "\" data-last-rank=\"" +
+              std::to_string(rank) + "\" data-thread=\"" + std::to_string(thread) + "\"",
+          "rank " + std::to_string(rank) + " thread " + std::to_string(thread), label, separator,
+          1.0f, bins);
+}
+
+void OverviewSvg::add_row(int row, const std::string& attributes, const std::string& title,
+                          const std::string& label, const std::string& over, float locations,
+                          const float* bins) {
+  const std::size_t top = spec_.legend.size();
+  const std::size_t columns = top + 2;
+  const double y = plot_top_ + row * row_height_;
+  const double bw = spec_.bins ? kPlotW / static_cast<double>(spec_.bins) : kPlotW;
+  const float n = locations;  // the row's capacity per bin: how many locations it adds up
+  std::string& o = buf_;
+  o += "<g class=\"row\" " + attributes + "><title>" + title + "</title>" + label;
   const double h = std::max(1.0, row_height_ - (row_height_ >= 8 ? 1.0 : 0.0));
   // Colour runs: each bin takes the call-path class with the most time in it.
   std::size_t run_start = 0;
@@ -168,8 +250,7 @@ void OverviewSvg::add_band(int first_rank, int last_rank, const float* bins) {
            "\" fill=\"url(#waiting)\"/>";
     waiting = w;
   }
-  o += "</g>\n";
-  next_rank_ = last_rank + 1;
+  o += over + "</g>\n";
   if (o.size() > (1u << 16)) {
     file_.write(o);
     o.clear();
@@ -201,9 +282,9 @@ void OverviewSvg::flush_path_column() {
   have_column_ = false;
 }
 
-void OverviewSvg::add_path_point(double seconds, int rank) {
+void OverviewSvg::add_path_point(double seconds, int rank, int thread) {
   const long long column = std::llround(x_of(seconds) * 10.0);
-  const double y = y_of(rank);
+  const double y = y_of(rank, thread);
   if (have_column_ && column == column_) {
     last_y_ = y;
     low_y_ = std::min(low_y_, y);
@@ -256,7 +337,8 @@ void OverviewSvg::commit() {
   entry(box(kOther) + box("url(#waiting)"), "waiting in wait states (half of the time or more)");
   entry("<line x1=\"" + num(kPlotX) + "\" y1=\"" + num(y + 6) + "\" x2=\"" + num(kPlotX + 16) +
             "\" y2=\"" + num(y + 6) + "\" stroke=\"#000000\" stroke-width=\"2\"/>",
-        "critical path (jumps to the rank it continues on)");
+        thread_rows_ ? "critical path (jumps to the thread it continues on)"
+                     : "critical path (jumps to the rank it continues on)");
   o += "</g>\n</svg>\n";
   file_.write(o);
   o.clear();

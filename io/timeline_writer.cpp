@@ -122,9 +122,9 @@ std::string TimelineFormat::footer(const std::vector<std::pair<std::string, std:
   return out + "\n}}\n";
 }
 
-void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
-                              std::uint32_t callpath) const {
-  complete_head(out, pid, 0, ts_ns, dur_ns);
+void TimelineFormat::activity(std::string& out, int pid, int tid, std::uint64_t ts_ns,
+                              std::uint64_t dur_ns, std::uint32_t callpath) const {
+  complete_head(out, pid, tid, ts_ns, dur_ns);
   out += ',';
   out += callpath < name_.size() ? name_[callpath] : unknown_name_;
   out += ",\"args\":{";
@@ -132,13 +132,15 @@ void TimelineFormat::activity(std::string& out, int pid, std::uint64_t ts_ns, st
   out += "}}";
 }
 
-void TimelineFormat::wait_state(std::string& out, int pid, std::uint64_t ts_ns,
-                                std::uint64_t dur_ns, const char* name, int partner, double wait_s,
+void TimelineFormat::wait_state(std::string& out, int pid, int tid, std::uint64_t ts_ns,
+                                std::uint64_t dur_ns, const char* name, int partner,
+                                bool partner_is_thread, double wait_s,
                                 std::uint32_t callpath) const {
-  complete_head(out, pid, 1, ts_ns, dur_ns);
+  complete_head(out, pid, tid, ts_ns, dur_ns);
   out += ",\"name\":\"";
   out += name;  // a metric's display name: plain ASCII
-  out += "\",\"args\":{\"partner_rank\":";
+  out += partner_is_thread ? "\",\"args\":{\"partner_thread\":"
+                           : "\",\"args\":{\"partner_rank\":";
   append_int(out, partner);
   out += ",\"waiting_time_s\":";
   append_double(out, wait_s);
@@ -147,13 +149,22 @@ void TimelineFormat::wait_state(std::string& out, int pid, std::uint64_t ts_ns,
   out += "}}";
 }
 
-void TimelineFormat::stretch(std::string& out, int pid, int rank, std::uint64_t ts_ns,
-                             std::uint64_t dur_ns, std::uint32_t callpath) const {
-  complete_head(out, pid, rank, ts_ns, dur_ns);
+void TimelineFormat::stretch(std::string& out, int pid, int tid, int rank, int thread,
+                             std::uint64_t ts_ns, std::uint64_t dur_ns,
+                             std::uint32_t callpath) const {
+  complete_head(out, pid, tid, ts_ns, dur_ns);
   out += ",\"name\":\"rank ";
   append_int(out, rank);
+  if (thread >= 0) {
+    out += " thread ";
+    append_int(out, thread);
+  }
   out += "\",\"args\":{\"rank\":";
   append_int(out, rank);
+  if (thread >= 0) {
+    out += ",\"thread\":";
+    append_int(out, thread);
+  }
   out += ',';
   out += path_args(callpath);
   out += "}}";
@@ -182,6 +193,16 @@ void TimelineFormat::process_name(std::string& out, int pid, const std::string& 
   out += ",\n{\"ph\":\"M\",\"pid\":";
   append_int(out, pid);
   out += ",\"tid\":0,\"ts\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
+  append_int(out, sort_index);
+  out += "}}";
+}
+
+void TimelineFormat::thread_sort_index(std::string& out, int pid, int tid, int sort_index) {
+  out += ",\n{\"ph\":\"M\",\"pid\":";
+  append_int(out, pid);
+  out += ",\"tid\":";
+  append_int(out, tid);
+  out += ",\"ts\":0,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":";
   append_int(out, sort_index);
   out += "}}";
 }

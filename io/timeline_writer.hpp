@@ -28,20 +28,25 @@ class TimelineFormat {
   /// (key, JSON value) pairs of `other` (known only once everything is written).
   static std::string footer(const std::vector<std::pair<std::string, std::string>>& other);
 
-  /// A region visit on thread 0 of process `pid`: name = region, args.path = call path.
-  void activity(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
+  /// A region visit on thread `tid` of process `pid`: name = region, args.path = call path.
+  void activity(std::string& out, int pid, int tid, std::uint64_t ts_ns, std::uint64_t dur_ns,
                 std::uint32_t callpath) const;
-  /// A wait-state instance on thread 1 of process `pid`.
-  void wait_state(std::string& out, int pid, std::uint64_t ts_ns, std::uint64_t dur_ns,
-                  const char* name, int partner, double wait_s, std::uint32_t callpath) const;
-  /// An owned stretch of the critical path: process `pid`, thread = the owning rank.
-  void stretch(std::string& out, int pid, int rank, std::uint64_t ts_ns, std::uint64_t dur_ns,
-               std::uint32_t callpath) const;
+  /// A wait-state instance on thread `tid` of process `pid`: args.partner_rank = `partner`, or
+  /// args.partner_thread for an OpenMP wait state (`partner_is_thread`).
+  void wait_state(std::string& out, int pid, int tid, std::uint64_t ts_ns, std::uint64_t dur_ns,
+                  const char* name, int partner, bool partner_is_thread, double wait_s,
+                  std::uint32_t callpath) const;
+  /// An owned stretch of the critical path on thread `tid` of process `pid`: named "rank R"
+  /// (args.rank) or, with `thread` >= 0 (hybrid traces), "rank R thread T" (args.thread too).
+  void stretch(std::string& out, int pid, int tid, int rank, int thread, std::uint64_t ts_ns,
+               std::uint64_t dur_ns, std::uint32_t callpath) const;
   /// Flow start ('s') or end ('f', bound to the enclosing slice) of hand-over `id`.
   static void flow(std::string& out, char phase, std::uint64_t id, int pid, int tid,
                    std::uint64_t ts_ns);
   static void process_name(std::string& out, int pid, const std::string& name, int sort_index);
   static void thread_name(std::string& out, int pid, int tid, const std::string& name);
+  /// Where viewers list thread `tid` within its process (ascending).
+  static void thread_sort_index(std::string& out, int pid, int tid, int sort_index);
 
   /// `text` as a JSON string literal (quotes included; invalid UTF-8 becomes U+FFFD).
   static std::string quote(const std::string& text);

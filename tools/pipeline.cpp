@@ -104,10 +104,8 @@ class Pipeline {
       // Options whose stages do not follow threads yet (issue 17 part 2).
       const char* option = settings_.partial        ? "--partial"
                            : settings_.time_correct ? "--time-correct"
-                           : !settings_.timeline.empty() ? "--timeline"
-                           : !settings_.overview.empty() ? "--overview"
-                           : !settings_.what_if.empty()  ? "--what-if"
-                                                         : nullptr;
+                           : !settings_.what_if.empty() ? "--what-if"
+                                                        : nullptr;
       if (option)
         throw UsageError(settings_.anchor + ": " + option +
                          " is not available for hybrid MPI+OpenMP traces yet (rank 0 has " +
@@ -184,11 +182,15 @@ class Pipeline {
     if (hybrid_) {
       // Every thread of a rank is here: the OpenMP pass runs in memory (replay-engine.md §4).
       worker_sev_.resize(shard_.size());
+      // The views show every OpenMP wait-state instance; kept only when they are asked for.
+      const bool views = !settings_.timeline.empty() || !settings_.overview.empty();
+      if (views) omp_waits_.resize(shard_.size());
       for (std::size_t i = 0; i < shard_.size(); ++i) {
         worker_sev_[i].assign(shard_.workers[i].size(), analysis::Severity(tree_.size()));
         std::vector<analysis::Severity*> sevs{&sev_[i]};
         for (analysis::Severity& w : worker_sev_[i]) sevs.push_back(&w);
-        analysis::openmp_profile_pass(defs_, tree_, shard_.traces[i], shard_.workers[i], sevs);
+        analysis::openmp_profile_pass(defs_, tree_, shard_.traces[i], shard_.workers[i], sevs,
+                                      views ? &omp_waits_[i] : nullptr);
       }
     } else {
       for (std::size_t i = 0; i < shard_.size(); ++i)
@@ -329,8 +331,9 @@ class Pipeline {
     const ViewOutputs out{settings_.timeline, settings_.overview, settings_.timeline_max_events,
                           kCreator};
     const ViewReport r = tools::export_views(world_, out, defs_, tree_, shard_, waits_, sev_,
-                                             stretches_, path_.length);
+                                             worker_sev_, omp_waits_, stretches_, path_.length);
     std::vector<std::vector<analysis::PathStretch>>().swap(stretches_);
+    std::vector<analysis::OmpWaits>().swap(omp_waits_);
     std::string detail;
     if (!settings_.timeline.empty())
       detail = settings_.timeline + " (" + std::to_string(r.events_written) + " events)";
@@ -533,6 +536,8 @@ class Pipeline {
   std::vector<analysis::Severity> sev_;  ///< per held rank (its master thread)
   /// Hybrid traces: per held rank, threads 1, 2, ... (time, visits and OpenMP metrics).
   std::vector<std::vector<analysis::Severity>> worker_sev_;
+  /// Hybrid traces with --timeline or --overview: per held rank, its threads' OpenMP waits.
+  std::vector<analysis::OmpWaits> omp_waits_;
   bool hybrid_ = false;  ///< several threads per rank
   replay::PartialCut cut_;
   /// Per held rank: --time-correct only; consumed by the wait-state pass.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The --timeline / --overview stage: local parts on every rank, streamed to rank 0's files.
+// The --timeline / --overview stage: local parts on every rank (every thread of a hybrid rank),
+// streamed to rank 0's files.
 #include "tools/views.hpp"
 
 #include <algorithm>
@@ -34,6 +35,57 @@ std::size_t stretches_per_chunk(int processes) {
 struct RankedStretch {
   analysis::PathStretch stretch;
   Rank rank;
+};
+
+/// Where each thread of each rank goes (docs: README "Seeing the critical path move"): in rank
+/// r's process, thread t's region visits on tid t and its wait states on tid T + t (T: the
+/// rank's threads; pure MPI: 0 and 1 as always); in the critical-path process one tid per
+/// thread location in rank-major order (pure MPI: the rank).
+class Locations {
+ public:
+  explicit Locations(const Definitions& defs) : hybrid_(defs.hybrid()) {
+    first_.reserve(defs.processes.size() + 1);
+    first_.push_back(0);
+    for (const Process& p : defs.processes)
+      first_.push_back(first_.back() + 1 + static_cast<int>(p.workers.size()));
+  }
+  bool hybrid() const { return hybrid_; }
+  int threads(Rank r) const { return first_[r + 1] - first_[r]; }
+  int activity_tid(Rank, int thread) const { return thread; }
+  int wait_tid(Rank r, int thread) const { return threads(r) + thread; }
+  int path_tid(Rank r, int thread) const { return first_[r] + thread; }
+  int count() const { return first_.back(); }
+  /// Thread locations of ranks [a, b).
+  int between(Rank a, Rank b) const { return first_[b] - first_[a]; }
+  /// The stretch name's thread: -1 for pure MPI ("rank R"), else the thread.
+  int stretch_thread(int thread) const { return hybrid_ ? thread : -1; }
+  /// Hybrid traces: each rank's thread locations; empty for pure MPI (OverviewSpec::threads).
+  std::vector<int> per_rank() const {
+    std::vector<int> v;
+    for (std::size_t r = 0; hybrid_ && r + 1 < first_.size(); ++r)
+      v.push_back(first_[r + 1] - first_[r]);
+    return v;
+  }
+
+ private:
+  bool hybrid_;
+  std::vector<int> first_;  ///< first_[r]: thread locations of the ranks before r
+};
+
+/// A thread's name for the timeline: its OTF2 location name ("Master thread", "OMP thread 2"),
+/// or "thread t" when the trace has none.
+std::string thread_label(const Definitions& defs, Rank r, int thread) {
+  const Process& p = defs.processes[static_cast<std::size_t>(r)];
+  const std::string& name =
+      thread == 0 ? p.location_name : p.workers[static_cast<std::size_t>(thread - 1)].name;
+  return name.empty() ? "thread " + std::to_string(thread) : name;
+}
+
+/// One location's timeline source and where its events go.
+struct Source {
+  std::unique_ptr<analysis::TimelineSource> timeline;
+  Rank rank;
+  int thread;
 };
 
 std::string number(double v) {
@@ -75,47 +127,79 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
                         const CallTree& tree, const Shard& shard,
                         const std::vector<analysis::WaitStateResult>& waits,
                         const std::vector<analysis::Severity>& sevs,
+                        const std::vector<std::vector<analysis::Severity>>& worker_sevs,
+                        const std::vector<analysis::OmpWaits>& omp_waits,
                         const std::vector<std::vector<analysis::PathStretch>>& stretches,
                         double cp_length) {
   ViewReport report;
   const bool root = world.rank() == 0;
   const int ranks = defs.ranks();
   const std::size_t held = shard.size();
+  const Locations where(defs);
   Ticks last = 0;
   const analysis::ViewClock clock = analysis::view_clock(world, defs, shard, &last);
   const std::uint64_t run_ns = clock.ns(last);
+  // Thread t of held rank i: its events and OpenMP wait states (the MPI ones are the master's).
+  auto thread_trace = [&](std::size_t i, int t) -> const LocalTrace& {
+    return t == 0 ? shard.traces[i] : shard.workers[i][static_cast<std::size_t>(t - 1)];
+  };
+  auto omp_of = [&](std::size_t i, int t) -> std::pair<const analysis::OmpWaitState*, std::size_t> {
+    if (i >= omp_waits.size()) return {nullptr, 0};
+    return {omp_waits[i].of(static_cast<std::size_t>(t)),
+            omp_waits[i].count(static_cast<std::size_t>(t))};
+  };
+  auto threads_of = [&](std::size_t i) { return where.threads(shard.traces[i].rank); };
 
   // Local parts first: the timeline's budget and the overview's bins.
-  std::vector<std::unique_ptr<analysis::TimelineSource>> sources;
+  std::vector<Source> sources;
   analysis::TimelineBudget budget;
   if (!out.timeline.empty()) {
     std::vector<analysis::TimelineSource*> all;
     std::uint64_t count = 0, handovers = 0;
     for (std::size_t i = 0; i < held; ++i) {
-      sources.push_back(
-          std::make_unique<analysis::TimelineSource>(shard.traces[i], waits[i], clock));
-      all.push_back(sources.back().get());
+      for (int t = 0; t < threads_of(i); ++t) {
+        const auto [omp, omp_count] = omp_of(i, t);
+        sources.push_back(Source{std::make_unique<analysis::TimelineSource>(
+                                     thread_trace(i, t), t == 0 ? &waits[i] : nullptr, omp,
+                                     omp_count, clock),
+                                 shard.traces[i].rank, t});
+        all.push_back(sources.back().timeline.get());
+      }
       count += stretches[i].size();
       for (const analysis::PathStretch& s : stretches[i])
-        handovers += s.from_rank >= 0 && s.from_rank != shard.traces[i].rank;
+        handovers += s.from_rank >= 0 &&
+                     (s.from_rank != shard.traces[i].rank || s.from_thread != s.thread);
     }
     budget = analysis::timeline_budget(world, all, out.max_events, count, handovers);
   }
   analysis::OverviewLayout layout;
-  std::vector<float> bins;  // the held ranks' bins, one rank after another
+  // The held locations' bins, one after another: per thread when the picture has a row per
+  // thread, else per rank (its threads added up in thread order).
+  const std::vector<int> threads_per_rank = where.per_rank();
+  const bool thread_rows = io::OverviewSvg::rows_per_thread(threads_per_rank);
+  std::vector<float> bins;
   if (!out.overview.empty()) {
-    layout = analysis::overview_layout(world, shard.blocks, tree, sevs, clock.origin, last,
-                                       kOverviewBins, kOverviewPaths);
+    layout = analysis::overview_layout(world, shard.blocks, tree, sevs, worker_sevs, clock.origin,
+                                       last, kOverviewBins, kOverviewPaths);
     for (std::size_t i = 0; i < held; ++i) {
-      const std::vector<float> mine = analysis::overview_bins(layout, tree, shard.traces[i],
-                                                              waits[i], clock.ticks_per_second);
-      bins.insert(bins.end(), mine.begin(), mine.end());
+      const std::size_t start = bins.size();
+      for (int t = 0; t < threads_of(i); ++t) {
+        const auto [omp, omp_count] = omp_of(i, t);
+        const std::vector<float> mine =
+            analysis::overview_bins(layout, tree, thread_trace(i, t), t == 0 ? &waits[i] : nullptr,
+                                    omp, omp_count, clock.ticks_per_second);
+        if (t == 0 || thread_rows) {
+          bins.insert(bins.end(), mine.begin(), mine.end());
+        } else {
+          for (std::size_t k = 0; k < mine.size(); ++k) bins[start + k] += mine[k];
+        }
+      }
     }
   }
 
   // Process 0 opens its files (an error here stops every process) and writes the heads.
   std::unique_ptr<io::TimelineFormat> format;
-  if (!sources.empty()) format = std::make_unique<io::TimelineFormat>(defs, tree);
+  if (!out.timeline.empty()) format = std::make_unique<io::TimelineFormat>(defs, tree);
   std::unique_ptr<io::OutputFile> json;
   std::unique_ptr<io::OverviewSvg> svg;
   const int cp_pid = ranks;  // the "critical path" process follows the ranks
@@ -129,8 +213,18 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
       std::string head = io::TimelineFormat::header(cp_pid, "critical path", -1);
       for (int r = 0; r < ranks; ++r) {
         io::TimelineFormat::process_name(head, r, "rank " + std::to_string(r), r);
-        io::TimelineFormat::thread_name(head, r, 0, "call paths");
-        io::TimelineFormat::thread_name(head, r, 1, "wait states");
+        if (!where.hybrid()) {
+          io::TimelineFormat::thread_name(head, r, 0, "call paths");
+          io::TimelineFormat::thread_name(head, r, 1, "wait states");
+        }
+        for (int t = 0; where.hybrid() && t < where.threads(r); ++t) {
+          // Each thread's wait states right below its region visits.
+          const std::string name = thread_label(defs, r, t);
+          io::TimelineFormat::thread_name(head, r, where.activity_tid(r, t), name);
+          io::TimelineFormat::thread_sort_index(head, r, where.activity_tid(r, t), 2 * t);
+          io::TimelineFormat::thread_name(head, r, where.wait_tid(r, t), name + ": wait states");
+          io::TimelineFormat::thread_sort_index(head, r, where.wait_tid(r, t), 2 * t + 1);
+        }
         if (head.size() > kChunkBytes) {
           json->write(head);
           head.clear();
@@ -141,6 +235,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
     if (!out.overview.empty()) {
       io::OverviewSpec spec;
       spec.ranks = ranks;
+      spec.threads = threads_per_rank;
       spec.bins = layout.bins;
       spec.run_seconds = static_cast<double>(run_ns) / 1e9;
       spec.title = title;
@@ -156,22 +251,32 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
   });
 
   // Overview rows: process 0 adds up each band's ranks as they come, one process's block of
-  // ranks at a time, in rank order.
+  // ranks at a time, in rank order (hybrid traces with a row per thread: each thread's row).
   if (!out.overview.empty()) {
     if (root) {
-      const std::size_t per_rank = bins.size() / held;
+      const std::size_t per_row = layout.bins * layout.columns();
       const int per_band = io::OverviewSvg::ranks_per_band(ranks);
-      std::vector<float> band(per_rank), theirs;
+      std::vector<float> band(per_row), theirs;
       for (int p = 0; p < world.size(); ++p) {
         const float* src = bins.data();
+        const Rank first = shard.blocks.first(p), end = shard.blocks.first(p + 1);
         if (p != 0) {
-          theirs.resize(per_rank * static_cast<std::size_t>(shard.blocks.count(p)));
+          theirs.resize(per_row * static_cast<std::size_t>(thread_rows ? where.between(first, end)
+                                                                       : end - first));
           MPI_Recv(theirs.data(), static_cast<int>(theirs.size()), MPI_FLOAT, p, kBinsTag,
                    world.comm(), MPI_STATUS_IGNORE);
           src = theirs.data();
         }
-        for (Rank r = shard.blocks.first(p); r < shard.blocks.first(p + 1); ++r) {
-          const float* rank_bins = src + static_cast<std::size_t>(r - shard.blocks.first(p)) * per_rank;
+        if (thread_rows) {
+          for (Rank r = first; r < end; ++r)
+            for (int t = 0; t < where.threads(r); ++t)
+              svg->add_thread_row(
+                  r, t,
+                  src + static_cast<std::size_t>(where.between(first, r) + t) * per_row);
+          continue;
+        }
+        for (Rank r = first; r < end; ++r) {
+          const float* rank_bins = src + static_cast<std::size_t>(r - first) * per_row;
           if (r % per_band == 0) std::fill(band.begin(), band.end(), 0.0f);
           for (std::size_t i = 0; i < band.size(); ++i) band[i] += rank_bins[i];
           if ((r + 1) % per_band == 0 || r == ranks - 1)
@@ -201,30 +306,35 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
         local.push_back(RankedStretch{s, shard.traces[i].rank});
     std::stable_sort(local.begin(), local.end(), earlier);
     std::string chunk;
-    std::vector<char> named(static_cast<std::size_t>(ranks), 0);
+    std::vector<char> named(static_cast<std::size_t>(where.count()), 0);
     bool have_prev = false;
-    int prev_rank = 0;
+    int prev_tid = 0;
     std::uint64_t prev_begin = 0, prev_end = 0;
     replay::merge_to_root(
         world, local, earlier,
         [&](const RankedStretch& ranked, int) {
           const analysis::PathStretch& s = ranked.stretch;
           const int r = ranked.rank;
+          const int tid = where.path_tid(r, s.thread);
           const std::uint64_t b = clock.ns(s.begin), e = clock.ns(s.end);
-          const bool handover = have_prev && prev_rank != r;
+          const bool handover = have_prev && prev_tid != tid;
           if (json) {
-            if (!named[static_cast<std::size_t>(r)]) {
-              io::TimelineFormat::thread_name(chunk, cp_pid, r, "rank " + std::to_string(r));
-              named[static_cast<std::size_t>(r)] = 1;
+            if (!named[static_cast<std::size_t>(tid)]) {
+              io::TimelineFormat::thread_name(
+                  chunk, cp_pid, tid,
+                  "rank " + std::to_string(r) +
+                      (where.hybrid() ? " thread " + std::to_string(s.thread) : std::string()));
+              named[static_cast<std::size_t>(tid)] = 1;
             }
             // Flow ends sit just inside their stretches, so viewers bind them to the slice.
             if (handover)
               io::TimelineFormat::flow(
-                  chunk, 's', flows / 2 + 1, cp_pid, prev_rank,
+                  chunk, 's', flows / 2 + 1, cp_pid, prev_tid,
                   prev_end - std::min<std::uint64_t>((prev_end - prev_begin) / 2, 1));
-            format->stretch(chunk, cp_pid, r, b, e - b, s.callpath);
+            format->stretch(chunk, cp_pid, tid, r, where.stretch_thread(s.thread), b, e - b,
+                            s.callpath);
             if (handover)
-              io::TimelineFormat::flow(chunk, 'f', flows / 2 + 1, cp_pid, r,
+              io::TimelineFormat::flow(chunk, 'f', flows / 2 + 1, cp_pid, tid,
                                        b + std::min<std::uint64_t>((e - b) / 2, 1));
             if (chunk.size() > kChunkBytes) {
               json->write(chunk);
@@ -233,11 +343,11 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
           }
           if (handover) flows += 2;
           if (svg) {
-            svg->add_path_point(static_cast<double>(b) / 1e9, r);
-            svg->add_path_point(static_cast<double>(e) / 1e9, r);
+            svg->add_path_point(static_cast<double>(b) / 1e9, r, s.thread);
+            svg->add_path_point(static_cast<double>(e) / 1e9, r, s.thread);
           }
           have_prev = true;
-          prev_rank = r;
+          prev_tid = tid;
           prev_begin = b;
           prev_end = e;
         },
@@ -245,31 +355,34 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
     if (json) json->write(chunk);
   }
 
-  // Each rank's activity and wait states, formatted where they are and streamed to process 0,
-  // the held ranks one after another.
-  if (!sources.empty()) {
+  // Each location's activity and wait states, formatted where they are and streamed to process
+  // 0, the held ranks' threads one after another.
+  if (!out.timeline.empty()) {
     std::vector<analysis::TimelineEvent> events;
     events.reserve(kEventsPerStep);
     std::size_t current = 0;
     replay::stream_to_root(
         world,
         [&](std::string& chunk) {
-          bool more = true;
+          bool more = !sources.empty();
           while (more && chunk.size() < kChunkBytes) {
             events.clear();
-            const int pid = shard.traces[current].rank;
-            more = sources[current]->next(events, kEventsPerStep);
-            if (!more && current + 1 < held) {
-              sources[current++].reset();
-              more = true;
-            }
+            const Source& source = sources[current];
+            const int pid = source.rank;
+            const int activity_tid = where.activity_tid(source.rank, source.thread);
+            const int wait_tid = where.wait_tid(source.rank, source.thread);
+            more = source.timeline->next(events, kEventsPerStep);
             for (const analysis::TimelineEvent& ev : events) {
               if (ev.kind == analysis::TimelineEvent::Activity)
-                format->activity(chunk, pid, ev.ts_ns, ev.dur_ns, ev.callpath);
+                format->activity(chunk, pid, activity_tid, ev.ts_ns, ev.dur_ns, ev.callpath);
               else
-                format->wait_state(chunk, pid, ev.ts_ns, ev.dur_ns,
-                                   analysis::metric_info(ev.metric).disp_name, ev.partner, ev.wait,
-                                   ev.callpath);
+                format->wait_state(chunk, pid, wait_tid, ev.ts_ns, ev.dur_ns,
+                                   analysis::timeline_wait_name(ev.metric), ev.partner,
+                                   ev.partner_is_thread, ev.wait, ev.callpath);
+            }
+            if (!more && current + 1 < sources.size()) {
+              sources[current++].timeline.reset();
+              more = true;
             }
           }
           return more;

@@ -8,6 +8,7 @@
 
 #include "analysis/critical_path.hpp"
 #include "analysis/metric_table.hpp"
+#include "analysis/openmp.hpp"
 #include "analysis/wait_states.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
@@ -32,13 +33,17 @@ struct ViewReport {
 
 /// Writes the requested views atomically. Per held rank i (shard.traces[i]): `sevs[i]` holds
 /// exclusive `time` per call path, `waits[i]` its wait states, `stretches[i]` its critical-path
-/// stretches; `cp_length` is the path's length in seconds. Errors of process 0's files are
-/// agreed on (World::agree) after every process took part.
+/// stretches (on its threads, for hybrid traces); `cp_length` is the path's length in seconds.
+/// Hybrid traces (shard.workers): `worker_sevs[i]` holds threads 1, 2, ...'s severities and
+/// `omp_waits[i]` every thread's OpenMP wait states; both are empty for pure MPI. Errors of
+/// process 0's files are agreed on (World::agree) after every process took part.
 /// MPI: collective on world.
 ViewReport export_views(const replay::World& world, const ViewOutputs& out, const Definitions& defs,
                         const CallTree& tree, const Shard& shard,
                         const std::vector<analysis::WaitStateResult>& waits,
                         const std::vector<analysis::Severity>& sevs,
+                        const std::vector<std::vector<analysis::Severity>>& worker_sevs,
+                        const std::vector<analysis::OmpWaits>& omp_waits,
                         const std::vector<std::vector<analysis::PathStretch>>& stretches,
                         double cp_length);
 

@@ -687,22 +687,58 @@ TEST(OpenMp, MpiOnWorkerThread_RefusedWithOneLine) {
 }
 
 // Stages that do not follow threads yet refuse their options on hybrid traces.
-TEST(OpenMp, TimelineOnHybrid_RefusedWithOneLine) {
+TEST(OpenMp, PartialAndTimeCorrectOnHybrid_RefusedWithOneLine) {
   TempDir dir;
   TraceWriter w(1);
   w.set_threads_per_process(2);
   begin_rank(w, 0);
   end_rank(w, 0);
   w.write(dir / "t");
-  const RunResult run = run_cpreplay(
-      1, {"-q", "--timeline", dir / "tl.json", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find(": --timeline is not available for hybrid MPI+OpenMP traces yet (rank 0 "
-                         "has 2 threads)"),
-            std::string::npos)
-      << run.err;
-  EXPECT_FALSE(file_exists(dir / "r.cubex"));
-  EXPECT_FALSE(file_exists(dir / "tl.json"));
+  for (const std::string option : {"--partial", "--time-correct"}) {
+    const RunResult run = run_cpreplay(1, {"-q", option, "--timeline", dir / "tl.json", "-o",
+                                           dir / "r.cubex", dir / "t/traces.otf2"});
+    EXPECT_EQ(run.exit_code, 2) << option;
+    EXPECT_NE(run.err.find(": " + option +
+                           " is not available for hybrid MPI+OpenMP traces yet (rank 0 has 2 "
+                           "threads)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_FALSE(file_exists(dir / "r.cubex"));
+    EXPECT_FALSE(file_exists(dir / "tl.json"));
+  }
+}
+
+// --timeline and --overview follow the threads (views_test.cpp has the scenarios); a worker
+// without events (no parallel region) gets its named tracks and an empty row.
+TEST(OpenMp, TimelineAndOverviewOnHybrid_IdleWorkerHasEmptyTracks) {
+  TempDir dir;
+  TraceWriter w(1);
+  w.set_threads_per_process(2);
+  begin_rank(w, 0);
+  end_rank(w, 0);
+  w.write(dir / "t");
+  const RunResult run =
+      run_cpreplay(1, {"-q", "--timeline", dir / "tl.json", "--overview", dir / "o.svg", "-o",
+                       dir / "r.cubex", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json tl = read_json_file(dir / "tl.json");
+  int master = 0, worker = 0, names = 0;
+  for (const Json& e : tl["traceEvents"].array) {
+    if (e["ph"].string == "M" && e["name"].string == "thread_name" && e["pid"].number == 0) {
+      const std::string want[4] = {"Master thread", "OMP thread 1", "Master thread: wait states",
+                                   "OMP thread 1: wait states"};
+      EXPECT_EQ(e["args"]["name"].string, want[static_cast<int>(e["tid"].number)]);
+      ++names;
+    }
+    if (e["ph"].string != "X" || e["pid"].number != 0) continue;
+    (e["tid"].number == 0 ? master : worker) += 1;
+  }
+  EXPECT_EQ(names, 4);
+  EXPECT_EQ(master, 4);  // sim.exe, main, MPI_Init, MPI_Finalize; nothing on thread 1
+  EXPECT_EQ(worker, 0);
+  EXPECT_EQ(tl["otherData"]["critical_path_stretches"].number, 1);
+  EXPECT_NEAR(tl["otherData"]["critical_path_length_s"].number, 4.0, kEps);
+  EXPECT_TRUE(file_exists(dir / "o.svg"));
 }
 
 TEST(OpenMp, WhatIfScenarioOnHybrid_RefusedWithOneLine) {

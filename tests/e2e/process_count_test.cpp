@@ -254,6 +254,16 @@ TEST(ProcessCount, TimeCorrectSkewedRing_SameAt1And3) {
   expect_same_at(dir, anchor, 5, {1, 3}, {"--time-correct"});
 }
 
+// A hybrid trace (5 ranks x 3 threads, issue 17): the report, summary and JSON, and the views
+// that follow the threads (a timeline track per thread, the path through the worker threads, an
+// overview row per thread) are the same at every M.
+TEST(ProcessCount, Hybrid5Ranks3Threads_SameReportSummaryJsonAndViewsAt1_2_3) {
+  TempDir dir;
+  const std::string anchor =
+      mktrace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "4"});
+  expect_same_at(dir, anchor, 5, {1, 2, 3}, {}, true);
+}
+
 // A tiny window: many message rounds and collective windows, the same at every M.
 TEST(ProcessCount, Window3AndNoRootCause_SameAt1And2) {
   TempDir dir;
@@ -374,7 +384,9 @@ class SharedTraceAtEveryM : public ::testing::Test {
         break;
       }
     TempDir tmp;
-    expect_same_at(tmp, (fs::path(dir_) / "traces.otf2").string(), ranks, others, {});
+    // The hybrid ones with the views too (they follow the threads).
+    expect_same_at(tmp, (fs::path(dir_) / "traces.otf2").string(), ranks, others, {},
+                   expected.has("threads"));
   }
 
  private:

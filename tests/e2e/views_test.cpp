@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
 #include "tests/support/trace_writer.hpp"
@@ -235,10 +236,12 @@ struct ScenarioCase {
   const char* name;
   const char* iters;
   const char* max_events;
+  const char* threads = "1";  ///< OpenMP threads per rank (the hybrid scenario)
 };
 
 void PrintTo(const ScenarioCase& c, std::ostream* os) {
-  *os << c.name << " --iters " << c.iters << " --timeline-max-events " << c.max_events;
+  *os << c.name << " --iters " << c.iters << " --threads " << c.threads
+      << " --timeline-max-events " << c.max_events;
 }
 
 class ViewsScenario : public ::testing::TestWithParam<ScenarioCase> {};
@@ -246,7 +249,10 @@ class ViewsScenario : public ::testing::TestWithParam<ScenarioCase> {};
 TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   const ScenarioCase c = GetParam();
   TempDir dir;
-  ASSERT_EQ(run_mktrace({c.name, dir / "t", "--ranks", "4", "--iters", c.iters}).exit_code, 0);
+  const int threads = std::stoi(c.threads);
+  std::vector<std::string> make = {c.name, dir / "t", "--ranks", "4", "--iters", c.iters};
+  if (threads > 1) make.insert(make.end(), {"--threads", c.threads});
+  ASSERT_EQ(run_mktrace(make).exit_code, 0);
   const RunResult run =
       run_cpreplay(4, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--timeline",
                        dir / "t.json", "--timeline-max-events", c.max_events, "--overview",
@@ -256,11 +262,23 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   const Json facts = check("timeline", dir / "t.json");
   const auto& cp = facts["critical_path"].array;
   ASSERT_GE(cp.size(), 2u);
-  const double length_us = summary["critical_path_length_s"].number * kUs;
+  // The path's length: the summary's, or on hybrid traces (whose summary has no critical-path
+  // part yet) the report's critical_path over all threads.
+  double length_s = summary["critical_path_length_s"].number;
+  if (threads > 1) {
+    length_s = 0.0;
+    const CubeFile cube = read_cube(dir / "r.cubex");
+    for (const auto& [path, values] : cube.values.at("critical_path"))
+      for (double v : values) length_s += v;
+  }
+  const double length_us = length_s * kUs;
   EXPECT_NEAR(facts["critical_path_sum_us"].number, length_us, 1.0 * cp.size());
-  int handovers = 0;
+  int handovers = 0, on_workers = 0;
   for (std::size_t i = 1; i < cp.size(); ++i)
-    handovers += cp[i]["rank"].number != cp[i - 1]["rank"].number;
+    handovers += cp[i]["rank"].number != cp[i - 1]["rank"].number ||
+                 cp[i]["tid"].number != cp[i - 1]["tid"].number;
+  for (const Json& s : cp) on_workers += s.has("thread") && s["thread"].number > 0;
+  EXPECT_EQ(on_workers > 0, threads > 1);
   EXPECT_EQ(facts["flows"].number, handovers);
   EXPECT_GT(handovers, 0);
   const Json& other = facts["otherData"];
@@ -284,7 +302,7 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   }
 
   const Json svg = check("svg", dir / "o.svg");
-  EXPECT_EQ(svg["rows"].array.size(), 4u);
+  EXPECT_EQ(svg["rows"].array.size(), 4u * static_cast<unsigned>(threads));
   const double run_s = svg["run_seconds"].number;
   EXPECT_NEAR(run_s, summary["wall_clock_s"].number, 1e-9);
   const double begin_s = cp.front()["ts"].number / kUs;
@@ -292,18 +310,334 @@ TEST_P(ViewsScenario, PathAddsUpToTheSummaryAndTheLineSpansIt) {
   const double scale = svg["plot_width"].number / run_s;
   EXPECT_NEAR(svg["path_min_x"].number, svg["plot_x"].number + begin_s * scale, 0.1);
   EXPECT_NEAR(svg["path_max_x"].number, svg["plot_x"].number + end_s * scale, 0.1);
-  EXPECT_NEAR(svg["path_max_x"].number - svg["path_min_x"].number,
-              summary["critical_path_length_s"].number * scale, 0.2);
+  EXPECT_NEAR(svg["path_max_x"].number - svg["path_min_x"].number, length_s * scale, 0.2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ViewsScenario,
                          ::testing::Values(ScenarioCase{"example", "1500", "2000000"},
                                            ScenarioCase{"example", "1500", "20000"},
                                            ScenarioCase{"example", "1500", "3000"},
-                                           ScenarioCase{"collectives", "10", "2000000"}),
+                                           ScenarioCase{"collectives", "10", "2000000"},
+                                           ScenarioCase{"hybrid", "30", "2000000", "3"},
+                                           ScenarioCase{"hybrid", "30", "600", "3"}),
                          [](const ::testing::TestParamInfo<ScenarioCase>& info) {
                            return std::string(info.param.name) + "_max" + info.param.max_events;
                          });
+
+// ---- hybrid MPI+OpenMP traces: a track per thread, the path through the threads
+
+const std::string kPar = "!$omp parallel @a.c:3";
+const std::string kIbar = "!$omp implicit barrier @a.c:5";
+const std::string kCrit = "!$omp critical @a.c:9";
+const std::string kSblock = "!$omp critical sblock @a.c:9";
+const std::string kMainPar = "sim.exe/main/" + kPar;
+
+// Two ranks of two threads (openmp_test's Late Sender delayed by a worker, plus a critical
+// section on rank 1). Both masters fork at 1.0; thread t enters the team at 1.1 + 0.1 t.
+//   rank 0: thread 0 works 1.1-1.5, thread 1 1.2-2.5; the implicit barrier releases both at
+//           2.6 (thread 0 waits 1.5-2.5 for thread 1); join 2.7; MPI_Send 2.8-2.9 to rank 1;
+//           MPI_Finalize 4.0-4.5 (Wait at Finalize 4.0-4.1 for rank 1).
+//   rank 1: thread 0 holds the critical section 1.1-1.3, thread 1 asks at 1.2 and gets it at 1.3
+//           (contention 0.1 s), holds it to 1.4; both work to 1.5, barrier 1.5-1.6, join 1.7;
+//           MPI_Recv 1.8-2.95 (Late Sender 1.8-2.8); MPI_Finalize 4.1-4.5.
+// Critical path (length 4.1, docs/openmp.md): rank 0's master from MPI_Init's Enter (0) to the
+// fork (1.0); rank 0's thread 1, last into the barrier, from the fork to its arrival (2.5); the
+// master after the last arrival up to its MPI_Send (2.8); rank 1's master from its receive's
+// Enter plus the waiting (1.8 + 1.0) to its MPI_Finalize Enter (4.1).
+TraceWriter hybrid_example() {
+  TraceWriter w(2);
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+    w.omp_fork(r, 1.0, 2);
+  }
+  for (int t = 0; t < 2; ++t) {
+    const double in = 1.1 + 0.1 * t;
+    w.omp_team_begin(0, t, in);
+    w.thread_enter(0, t, in, kPar);
+    w.thread_enter(0, t, in, "work");
+    const double done = t == 1 ? 2.5 : 1.5;
+    w.thread_leave(0, t, done, "work");
+    w.thread_enter(0, t, done, kIbar);
+    w.thread_leave(0, t, 2.6, kIbar);
+    w.thread_leave(0, t, 2.6, kPar);
+    w.omp_team_end(0, t, 2.6);
+  }
+  w.omp_join(0, 2.7);
+  for (int t = 0; t < 2; ++t) {
+    const double in = 1.1 + 0.1 * t;
+    const double got = t == 0 ? 1.1 : 1.3, freed = t == 0 ? 1.3 : 1.4;
+    w.omp_team_begin(1, t, in);
+    w.thread_enter(1, t, in, kPar);
+    w.thread_enter(1, t, in, kCrit);
+    w.omp_acquire_lock(1, t, got, 7, t + 1);
+    w.thread_enter(1, t, got, kSblock);
+    w.thread_leave(1, t, freed, kSblock);
+    w.omp_release_lock(1, t, freed, 7, t + 1);
+    w.thread_leave(1, t, freed, kCrit);
+    w.thread_enter(1, t, freed, "work");
+    w.thread_leave(1, t, 1.5, "work");
+    w.thread_enter(1, t, 1.5, kIbar);
+    w.thread_leave(1, t, 1.6, kIbar);
+    w.thread_leave(1, t, 1.6, kPar);
+    w.omp_team_end(1, t, 1.6);
+  }
+  w.omp_join(1, 1.7);
+  w.send(0, 2.8, 2.9, 1, 7, 64);
+  w.recv(1, 1.8, 2.95, 0, 7, 64);
+  for (int r = 0; r < 2; ++r) {
+    w.finalize(r, r == 0 ? 4.0 : 4.1, 4.5);
+    w.leave(r, 5.0, "main");
+    w.program_end(r, 5.0);
+  }
+  return w;
+}
+
+TEST(ViewsHybrid, TwoRanksTwoThreads_TimelineHasEveryThreadItsWaitsAndThePathOnTheWorker) {
+  for (int processes : {2, 1}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    TempDir dir;
+    hybrid_example().write(dir / "t");
+    const RunResult run = run_cpreplay(processes, {"-q", "-o", dir / "r.cubex", "--timeline",
+                                                   dir / "t.json", dir / "t/traces.otf2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const Json facts = check("timeline", dir / "t.json");
+
+    // One process per rank; per thread its region visits (tid = thread number, the OTF2
+    // location's name) and its wait states (tid = threads + thread), each right below the other.
+    EXPECT_EQ(facts["processes"]["0"].string, "rank 0");
+    EXPECT_EQ(facts["processes"]["2"].string, "critical path");
+    for (const char* pid : {"0", "1"}) {
+      const std::string p = pid;
+      EXPECT_EQ(facts["threads"][p + "/0"].string, "Master thread");
+      EXPECT_EQ(facts["threads"][p + "/1"].string, "OMP thread 1");
+      EXPECT_EQ(facts["threads"][p + "/2"].string, "Master thread: wait states");
+      EXPECT_EQ(facts["threads"][p + "/3"].string, "OMP thread 1: wait states");
+      EXPECT_EQ(facts["thread_sort_index"][p + "/0"].number, 0);
+      EXPECT_EQ(facts["thread_sort_index"][p + "/2"].number, 1);
+      EXPECT_EQ(facts["thread_sort_index"][p + "/1"].number, 2);
+      EXPECT_EQ(facts["thread_sort_index"][p + "/3"].number, 3);
+    }
+
+    expect_slices(slices(facts, "0/0"),
+                  {{"sim.exe", 0, 5},
+                   {"main", 0, 5},
+                   {"MPI_Init", 0, 0.1},
+                   {kPar, 1.1, 1.5},
+                   {"work", 1.1, 0.4},
+                   {kIbar, 1.5, 1.1},
+                   {"MPI_Send", 2.8, 0.1},
+                   {"MPI_Finalize", 4.0, 0.5}},
+                  "rank 0 master");
+    // A worker has only its team's regions: idle outside them.
+    expect_slices(slices(facts, "0/1"), {{kPar, 1.2, 1.4}, {"work", 1.2, 1.3}, {kIbar, 2.5, 0.1}},
+                  "rank 0 thread 1");
+    EXPECT_EQ(facts["threads_events"]["0/1"].array[1].array[4]["path"].string, kMainPar + "/work");
+    expect_slices(slices(facts, "1/1"),
+                  {{kPar, 1.2, 0.4},
+                   {kCrit, 1.2, 0.2},
+                   {kSblock, 1.3, 0.1},
+                   {"work", 1.4, 0.1},
+                   {kIbar, 1.5, 0.1}},
+                  "rank 1 thread 1");
+    EXPECT_EQ(slices(facts, "1/0").size(), 10u);
+
+    // Wait states on the waiting thread's wait track: OpenMP ones name the thread waited for,
+    // MPI ones the rank.
+    expect_slices(slices(facts, "0/2"),
+                  {{"Wait at OpenMP Implicit Barrier", 1.5, 1.0}, {"Wait at Finalize", 4.0, 0.1}},
+                  "rank 0 master's wait states");
+    const Json& bar = facts["threads_events"]["0/2"].array[0].array[4];
+    EXPECT_EQ(bar["partner_thread"].number, 1);
+    EXPECT_FALSE(bar.has("partner_rank"));
+    EXPECT_NEAR(bar["waiting_time_s"].number, 1.0, 1e-12);
+    EXPECT_EQ(bar["path"].string, kMainPar + "/" + kIbar);
+    EXPECT_EQ(facts["threads_events"]["0/2"].array[1].array[4]["partner_rank"].number, 1);
+    EXPECT_EQ(facts["threads_events"].object.count("0/3"), 0u);  // thread 1 never waits
+    expect_slices(slices(facts, "1/2"), {{"Late Sender", 1.8, 1.0}}, "rank 1 master's waits");
+    expect_slices(slices(facts, "1/3"), {{"OpenMP Critical Contention", 1.2, 0.1}},
+                  "rank 1 thread 1's waits");
+    const Json& lock = facts["threads_events"]["1/3"].array[0].array[4];
+    EXPECT_EQ(lock["partner_thread"].number, 0);
+    EXPECT_NEAR(lock["waiting_time_s"].number, 0.1, 1e-12);
+    EXPECT_EQ(lock["path"].string, kMainPar + "/" + kCrit);
+
+    // The path: on rank 0's thread 1 from the fork to its barrier arrival, a track per thread
+    // location of the critical-path process (rank-major: rank 1's master is 2), flows at each
+    // hand-over between threads or ranks.
+    const auto& cp = facts["critical_path"].array;
+    ASSERT_EQ(cp.size(), 4u);
+    const struct {
+      int rank, thread, tid;
+      double ts, dur;
+      std::string path;
+    } want[] = {{0, 0, 0, 0.0, 1.0, "sim.exe/main"},
+                {0, 1, 1, 1.0, 1.5, kMainPar + "/" + kIbar},
+                {0, 0, 0, 2.5, 0.3, "sim.exe/main/MPI_Send"},
+                {1, 0, 2, 2.8, 1.3, "sim.exe/main/MPI_Finalize"}};
+    for (std::size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(cp[i]["rank"].number, want[i].rank) << i;
+      EXPECT_EQ(cp[i]["thread"].number, want[i].thread) << i;
+      EXPECT_EQ(cp[i]["tid"].number, want[i].tid) << i;
+      EXPECT_EQ(cp[i]["name"].string, "rank " + std::to_string(want[i].rank) + " thread " +
+                                          std::to_string(want[i].thread));
+      EXPECT_NEAR(cp[i]["ts"].number, want[i].ts * kUs, 1e-3) << i;
+      EXPECT_NEAR(cp[i]["dur"].number, want[i].dur * kUs, 1e-3) << i;
+      EXPECT_EQ(cp[i]["path"].string, want[i].path) << i;
+    }
+    EXPECT_EQ(facts["threads"]["2/1"].string, "rank 0 thread 1");
+    EXPECT_EQ(facts["threads"]["2/2"].string, "rank 1 thread 0");
+    EXPECT_NEAR(facts["critical_path_sum_us"].number, 4.1 * kUs, 1e-3);
+    EXPECT_EQ(facts["flows"].number, 3);
+
+    const Json& other = facts["otherData"];
+    EXPECT_NEAR(other["critical_path_length_s"].number, 4.1, 1e-9);
+    EXPECT_EQ(other["critical_path_stretches"].number, 4);
+    EXPECT_EQ(other["critical_path_handovers"].number, 3);
+    // 4 stretches, 6 flow events, 8 + 3 + 10 + 5 region visits, 4 wait states.
+    EXPECT_EQ(other["events_total"].number, 4 + 6 + 26 + 4);
+    EXPECT_EQ(other["events_written"].number, 40);
+    EXPECT_FALSE(other["reduced"].boolean);
+  }
+}
+
+// --timeline-max-events counts every thread's visits: 20 leaves 10 after the path, all 4 wait
+// states, and the 6 longest visits: sim.exe and main on both masters (5 s), rank 0's parallel
+// region on its master (1.5 s) and on its thread 1 (1.4 s); the next (1.15 s, 1.1 s) are merged.
+TEST(ViewsHybrid, MaxEvents_CountsEveryThread) {
+  TempDir dir;
+  hybrid_example().write(dir / "t");
+  const RunResult run =
+      run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--timeline", dir / "t.json",
+                       "--timeline-max-events", "20", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("cpreplay: note: timeline: 40 timeline events are more than "
+                         "--timeline-max-events 20: 20 region visits shorter than"),
+            std::string::npos)
+      << run.err;
+  const Json facts = check("timeline", dir / "t.json");
+  expect_slices(slices(facts, "0/0"), {{"sim.exe", 0, 5}, {"main", 0, 5}, {kPar, 1.1, 1.5}},
+                "rank 0 master");
+  expect_slices(slices(facts, "0/1"), {{kPar, 1.2, 1.4}}, "rank 0 thread 1");
+  expect_slices(slices(facts, "1/0"), {{"sim.exe", 0, 5}, {"main", 0, 5}}, "rank 1 master");
+  EXPECT_EQ(facts["threads_events"].object.count("1/1"), 0u);
+  EXPECT_EQ(slices(facts, "1/3").size(), 1u);  // the contention is kept
+  const Json& other = facts["otherData"];
+  EXPECT_TRUE(other["reduced"].boolean);
+  EXPECT_EQ(other["events_total"].number, 40);
+  EXPECT_EQ(other["events_written"].number, 20);
+  EXPECT_EQ(other["activity_merged_into_parent"].number, 20);
+  EXPECT_EQ(other["wait_states_left_out"].number, 0);
+  EXPECT_GT(other["activity_min_us"].number, 1.15 * kUs);
+  EXPECT_LE(other["activity_min_us"].number, 1.4 * kUs);
+}
+
+// The overview of the same run: a row per thread, grouped by rank; a worker's row is coloured
+// only while it is in its team (1.2-2.6 s) and blank while idle; the waits hatched on their
+// thread's row; the path line goes down to rank 0's thread 1 at the fork and back at 2.5 s.
+TEST(ViewsHybrid, TwoRanksTwoThreads_OverviewHasARowPerThreadAndThePathOnTheWorker) {
+  TempDir dir;
+  hybrid_example().write(dir / "t");
+  const RunResult run = run_cpreplay(
+      2, {"-q", "-o", dir / "r.cubex", "--overview", dir / "o.svg", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json svg = check("svg", dir / "o.svg");
+  EXPECT_EQ(svg["row_unit"].string, "thread");
+  EXPECT_EQ(svg["threads"].number, 4);
+  ASSERT_EQ(svg["rows"].array.size(), 4u);
+  const int rows[4][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}};
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(svg["rows"].array[i].array[k].number, rows[i][k]);
+  const char* labels[4] = {"rank 0", "thread 1", "rank 1", "thread 1"};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(svg["row_labels"].array[i].array.at(0).string, labels[i]);
+  EXPECT_EQ(svg["separators"].number, 1);
+  EXPECT_NEAR(svg["run_seconds"].number, 5.0, 1e-9);
+
+  const double x0 = svg["plot_x"].number, w = svg["plot_width"].number;
+  auto x = [&](double s) { return x0 + s / 5.0 * w; };
+  // Rank 0's thread 1 runs 1.2-2.6: its colour runs cover exactly that.
+  const auto& worker = svg["row_runs"].array[1].array;
+  ASSERT_FALSE(worker.empty());
+  EXPECT_NEAR(worker.front().array[0].number, x(1.2), 0.01);
+  EXPECT_NEAR(worker.back().array[0].number + worker.back().array[1].number, x(2.6), 0.01);
+  double covered = 0.0;
+  for (const Json& run_rect : worker) covered += run_rect.array[1].number;
+  EXPECT_NEAR(covered, x(2.6) - x(1.2), 0.01);
+  // Hatching: the barrier wait and Wait at Finalize on rank 0's master, the Late Sender on rank
+  // 1's, the contention on rank 1's thread 1.
+  auto expect_waiting = [&](int row, std::vector<std::pair<double, double>> spans) {
+    const auto& got = svg["row_waiting"].array[static_cast<std::size_t>(row)].array;
+    ASSERT_EQ(got.size(), spans.size()) << "row " << row;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      EXPECT_NEAR(got[i].array[0].number, x(spans[i].first), 0.01) << row;
+      EXPECT_NEAR(got[i].array[1].number, x(spans[i].second) - x(spans[i].first), 0.01) << row;
+    }
+  };
+  expect_waiting(0, {{1.5, 2.5}, {4.0, 4.1}});
+  expect_waiting(1, {});
+  expect_waiting(2, {{1.8, 2.8}});
+  expect_waiting(3, {{1.2, 1.3}});
+
+  // The path: rows are 48 px; it starts on row 0, goes to row 1 at 1.0 s, back at 2.5 s, to
+  // row 2 (rank 1's master) at 2.8 s and ends there at 4.1 s.
+  const double top = svg["plot_y"].number;
+  auto y = [&](int row) { return top + (row + 0.5) * svg["plot_height"].number / 4.0; };
+  const double want[8][2] = {{x(0.0), y(0)}, {x(1.0), y(0)}, {x(1.0), y(1)}, {x(2.5), y(1)},
+                             {x(2.5), y(0)}, {x(2.8), y(0)}, {x(2.8), y(2)}, {x(4.1), y(2)}};
+  const auto& pts = svg["path_points"].array;
+  ASSERT_EQ(pts.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_NEAR(pts[i].array[0].number, want[i][0], 0.06) << i;
+    EXPECT_NEAR(pts[i].array[1].number, want[i][1], 0.01) << i;
+  }
+  EXPECT_EQ(svg["legend"].array.back().string,
+            "critical path (jumps to the thread it continues on)");
+}
+
+// More threads than rows (33 ranks x 4 threads = 132 > 128): a row per rank, its threads added
+// up, as for pure MPI; analyzed on 2 processes (17 and 16 ranks). The timeline's stretches add
+// up per thread location to the report's critical_path there.
+TEST(ViewsHybrid, ManyThreads_RowPerRankAndStretchesMatchTheReportPerThread) {
+  TempDir dir;
+  ASSERT_EQ(run_mktrace({"hybrid", dir / "t", "--ranks", "33", "--threads", "4", "--iters", "2"})
+                .exit_code,
+            0);
+  const RunResult run =
+      run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--timeline", dir / "t.json", "--overview",
+                       dir / "o.svg", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json svg = check("svg", dir / "o.svg");
+  EXPECT_EQ(svg["row_unit"].string, "rank");
+  EXPECT_EQ(svg["threads"].number, 132);
+  ASSERT_EQ(svg["rows"].array.size(), 33u);
+  EXPECT_EQ(svg["rows"].array[32].array.size(), 2u);  // [first rank, last rank]: no thread
+  EXPECT_EQ(svg["separators"].number, 0);
+
+  const Json facts = check("timeline", dir / "t.json");
+  const CubeFile cube = read_cube(dir / "r.cubex");
+  ASSERT_EQ(cube.location_names.size(), 132u);
+  std::vector<double> per_location(132, 0.0), from_report(132, 0.0);
+  std::vector<int> stretches(132, 0);
+  int on_workers = 0;
+  for (const Json& s : facts["critical_path"].array) {
+    const auto loc = static_cast<std::size_t>(s["rank"].number * 4 + s["thread"].number);
+    per_location[loc] += s["dur"].number / kUs;
+    ++stretches[loc];
+    on_workers += s["thread"].number > 0;
+  }
+  EXPECT_GT(on_workers, 0);
+  for (const auto& [path, values] : cube.values.at("critical_path"))
+    for (std::size_t l = 0; l < values.size(); ++l) from_report[l] += values[l];
+  // Each stretch's ends are rounded to the nanosecond in the file.
+  for (std::size_t l = 0; l < 132; ++l)
+    EXPECT_NEAR(per_location[l], from_report[l], 1e-9 * (stretches[l] + 1)) << "location " << l;
+  double total = 0.0;
+  for (double v : from_report) total += v;
+  EXPECT_NEAR(facts["critical_path_sum_us"].number, total * kUs, 1e-2);
+}
 
 TEST(Views, UnwritableTimeline_OneLineErrorBeforeAnalysisNothingLeft) {
   TempDir dir;
@@ -353,6 +687,43 @@ TEST(Views, FailedRun_LeavesNoViews) {
       analyze(w, dir, {"--timeline", dir / "t.json", "--overview", dir / "o.svg"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("has no MPI_Finalize"), std::string::npos) << run.err;
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
+}
+
+// A hybrid trace whose team the critical path cannot follow (rank 1's thread 1 skipped the
+// barrier its master went through): the one line of openmp_test.cpp, no views, no temporaries.
+TEST(ViewsHybrid, TeamWithMissingBarrier_LeavesNoViews) {
+  TempDir dir;
+  TraceWriter w(2);
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+    w.omp_fork(r, 1.0, 2);
+    for (int t = 0; t < 2; ++t) {
+      w.omp_team_begin(r, t, 1.1);
+      w.thread_enter(r, t, 1.1, kPar);
+      if (r == 0 || t == 0) {
+        w.thread_enter(r, t, 1.5, kIbar);
+        w.thread_leave(r, t, 1.6, kIbar);
+      }
+      w.thread_leave(r, t, 1.6, kPar);
+      w.omp_team_end(r, t, 1.6);
+    }
+    w.omp_join(r, 1.7);
+    w.finalize(r, 4.0, 4.5);
+    w.leave(r, 5.0, "main");
+    w.program_end(r, 5.0);
+  }
+  const RunResult run =
+      analyze(w, dir, {"--timeline", dir / "t.json", "--overview", dir / "o.svg"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("cpreplay: error: " + dir / "t/traces.otf2" +
+                         ": rank 1, thread 1: parallel region 1 has 0 complete barriers on this "
+                         "thread but 1 on the master (the critical path cannot follow the team)\n"),
+            std::string::npos)
+      << run.err;
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
 }
 

@@ -41,6 +41,7 @@ def check_timeline(path):
         fail("displayTimeUnit must be \"ms\" or \"ns\"")
     events = doc["traceEvents"]
     names = {}      # pid -> process name
+    sort_index = {}  # (pid, tid) -> thread_sort_index
     threads = {}    # (pid, tid) -> thread name
     per_thread = {}  # (pid, tid) -> [events in file order]
     flows = {}
@@ -52,7 +53,16 @@ def check_timeline(path):
             if e.get("name") == "process_name":
                 names[e["pid"]] = e["args"]["name"]
             elif e.get("name") == "thread_name":
+                if (e["pid"], e["tid"]) in threads:
+                    fail("pid %d tid %d is named twice" % (e["pid"], e["tid"]))
                 threads[(e["pid"], e["tid"])] = e["args"]["name"]
+            elif e.get("name") in ("process_sort_index", "thread_sort_index"):
+                if not isinstance(e.get("args", {}).get("sort_index"), int):
+                    fail("event %d: %s without an integer sort_index" % (i, e["name"]))
+                if e["name"] == "thread_sort_index":
+                    sort_index[(e["pid"], e["tid"])] = e["args"]["sort_index"]
+            else:
+                fail("event %d: unknown metadata %r" % (i, e.get("name")))
             continue
         for key in ("tid", "ts"):
             if key not in e:
@@ -93,6 +103,9 @@ def check_timeline(path):
                 fail("pid %d tid %d: %s [%.3f, %.3f] overlaps its parent ending at %.3f"
                      % (key[0], key[1], e["name"], e["ts"], end, stack[-1]))
             stack.append(end)
+    for key in per_thread:
+        if key not in threads:
+            fail("pid %d tid %d has events but no thread_name" % key)
     for key, pair in flows.items():
         if set(pair) != {"s", "f"}:
             fail("flow %r has no pair: only %s" % (key, sorted(pair)))
@@ -106,24 +119,37 @@ def check_timeline(path):
     cp_pid = cp_pids[0]
     stretches = sorted((e for e in events if e.get("pid") == cp_pid and e.get("ph") == "X"),
                        key=lambda e: e["ts"])
+    def carrier(e):  # (rank, thread): pure-MPI stretches are on the master
+        return (e["args"]["rank"], e["args"].get("thread", 0))
+    tids = {}  # one track of the critical-path process per carrier, and back
+    for e in stretches:
+        if tids.setdefault(carrier(e), e["tid"]) != e["tid"]:
+            fail("rank %d thread %d's stretches are on two tracks" % carrier(e))
+    if len(set(tids.values())) != len(tids):
+        fail("two threads' stretches share a track of the critical-path process")
     for a, b in zip(stretches, stretches[1:]):
         if abs(a["ts"] + a["dur"] - b["ts"]) > 1.0:
             fail("critical path not contiguous: stretch ends at %.3f, next begins at %.3f"
                  % (a["ts"] + a["dur"], b["ts"]))
-        if a["args"]["rank"] != b["args"]["rank"]:
-            # A hand-over between ranks: a flow from the one to the other at that time.
-            ok = any(p["s"]["tid"] == a["args"]["rank"] and p["f"]["tid"] == b["args"]["rank"]
+        if carrier(a) != carrier(b):
+            # A hand-over between ranks or threads: a flow from the one's track to the other's
+            # at that time.
+            ok = any(p["s"]["tid"] == a["tid"] and p["f"]["tid"] == b["tid"]
                      and abs(p["s"]["ts"] - b["ts"]) <= 1.0 for p in flows.values())
             if not ok:
-                fail("no flow from rank %d to rank %d at %.3f"
-                     % (a["args"]["rank"], b["args"]["rank"], b["ts"]))
+                fail("no flow from rank %d thread %d to rank %d thread %d at %.3f"
+                     % (carrier(a) + carrier(b) + (b["ts"],)))
     facts = {
         "processes": {str(p): n for p, n in sorted(names.items())},
         "threads": {"%d/%d" % k: n for k, n in sorted(threads.items())},
+        "thread_sort_index": {"%d/%d" % k: n for k, n in sorted(sort_index.items())},
         "otherData": doc.get("otherData"),
         "flows": len(flows),
-        "critical_path": [{"rank": e["args"]["rank"], "ts": e["ts"], "dur": e["dur"],
-                           "path": e["args"]["path"]} for e in stretches],
+        "critical_path": [dict({"rank": e["args"]["rank"], "ts": e["ts"], "dur": e["dur"],
+                                "path": e["args"]["path"], "name": e["name"], "tid": e["tid"]},
+                               **({"thread": e["args"]["thread"]}
+                                  if "thread" in e["args"] else {}))
+                          for e in stretches],
         "critical_path_sum_us": sum(e["dur"] for e in stretches),
         "threads_events": {
             "%d/%d" % k: [[e["ph"], e.get("name"), e["ts"], e.get("dur"), e.get("args", {})]
@@ -149,12 +175,34 @@ def check_svg(path):
             fail("%s element: not a plain picture" % el.tag)
     ranks = int(root.get("data-ranks"))
     rows = [g for g in root.iter(SVG + "g") if g.get("class") == "row"]
+    thread_rows = [g for g in rows if g.get("data-thread") is not None]
+    if thread_rows and (len(thread_rows) != len(rows) or root.get("data-rows") != "thread"):
+        fail("some rows are threads, others not (data-rows=%r)" % root.get("data-rows"))
     covered = []
     for g in rows:
         first, last = int(g.get("data-first-rank")), int(g.get("data-last-rank"))
-        covered.extend(range(first, last + 1))
-    if covered != list(range(ranks)):
+        if thread_rows:
+            # A row per thread: each rank's threads 0, 1, ... in order, the ranks in order.
+            if first != last:
+                fail("a thread row covers ranks %d-%d" % (first, last))
+            thread = int(g.get("data-thread"))
+            expected = 0 if not covered or covered[-1][0] != first else covered[-1][1] + 1
+            if thread != expected:
+                fail("rank %d: thread row %d where %d belongs" % (first, thread, expected))
+            covered.append((first, thread))
+        else:
+            covered.extend((r, 0) for r in range(first, last + 1))
+    if sorted({r for r, _ in covered}) != list(range(ranks)) or \
+            [r for r, _ in covered] != sorted(r for r, _ in covered):
         fail("rows do not cover ranks 0..%d once each in order" % (ranks - 1))
+    if not thread_rows and len(covered) != ranks:
+        fail("rows do not cover ranks 0..%d once each in order" % (ranks - 1))
+    if root.get("data-threads") is not None:
+        locations = int(root.get("data-threads"))
+        counted = len(covered) if thread_rows else \
+            sum(int(g.get("data-threads")) for g in rows)
+        if counted != locations:
+            fail("rows cover %d threads, data-threads says %d" % (counted, locations))
     area = [r for r in root.iter(SVG + "rect") if r.get("class") == "plot-area"]
     lines = [p for p in root.iter(SVG + "polyline") if p.get("class") == "critical-path"]
     if len(area) != 1 or len(lines) != 1:
@@ -166,7 +214,13 @@ def check_svg(path):
         row_y[g.get("data-first-rank")] = r[0].get("y") if r else None
     facts = {
         "ranks": ranks,
-        "rows": [[int(g.get("data-first-rank")), int(g.get("data-last-rank"))] for g in rows],
+        "threads": int(root.get("data-threads")) if root.get("data-threads") else None,
+        "row_unit": root.get("data-rows"),
+        "rows": [[int(g.get("data-first-rank")), int(g.get("data-last-rank"))]
+                 + ([int(g.get("data-thread"))] if g.get("data-thread") is not None else [])
+                 for g in rows],
+        "row_labels": [[t.text for t in g.iter(SVG + "text")] for g in rows],
+        "separators": sum(1 for l in root.iter(SVG + "line") if l.get("class") == "rank-separator"),
         "run_seconds": float(root.get("data-run-seconds")),
         "plot_x": float(area[0].get("x")),
         "plot_width": float(area[0].get("width")),
@@ -180,6 +234,11 @@ def check_svg(path):
         "waiting_rects": sum(1 for r in root.iter(SVG + "rect") if r.get("class") == "waiting"),
         "row_fills": [sorted({r.get("fill") for r in g if r.tag == SVG + "rect"
                               and r.get("class") != "waiting"}) for g in rows],
+        # Per row: its coloured runs [x, width, fill] and hatched runs [x, width], left to right.
+        "row_runs": [[[float(r.get("x")), float(r.get("width")), r.get("fill")] for r in g
+                      if r.tag == SVG + "rect" and r.get("class") != "waiting"] for g in rows],
+        "row_waiting": [[[float(r.get("x")), float(r.get("width"))] for r in g
+                         if r.tag == SVG + "rect" and r.get("class") == "waiting"] for g in rows],
     }
     json.dump(facts, sys.stdout, sort_keys=True)
 

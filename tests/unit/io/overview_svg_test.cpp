@@ -108,6 +108,114 @@ TEST(OverviewSvg, ThousandRanks_BandsCoverEveryRankOnceAndThePathSpansTheRun) {
   EXPECT_EQ(fs::directory_iterator(dir.path)->path().filename(), "o.svg");  // no temporary left
 }
 
+TEST(OverviewSvg, RowsPerThread_UpTo128ThreadsInAll) {
+  EXPECT_FALSE(io::OverviewSvg::rows_per_thread({}));  // pure MPI
+  EXPECT_TRUE(io::OverviewSvg::rows_per_thread({4, 4}));
+  EXPECT_TRUE(io::OverviewSvg::rows_per_thread(std::vector<int>(32, 4)));
+  EXPECT_FALSE(io::OverviewSvg::rows_per_thread(std::vector<int>(33, 4)));
+}
+
+// A hybrid trace of 2 ranks with 3 and 2 threads: a row per thread, grouped by rank. Rank 0's
+// thread 1 idles in the first half of the 2 s run (bins 0-4 empty) and works in the second;
+// every other thread works all along, rank 1's master waiting in bins 2-3. The path runs on
+// rank 0's master, then its thread 2, then rank 1's thread 1.
+TEST(OverviewSvg, HybridThreadRows_GroupedByRankThePathOnTheThreads) {
+  TempDir dir;
+  const std::string file = dir.path + "/o.svg";
+  io::OverviewSpec spec;
+  spec.ranks = 2;
+  spec.threads = {3, 2};
+  spec.bins = 10;
+  spec.legend = {"main/work"};
+  spec.run_seconds = 2.0;
+  spec.title = "t";
+  io::OverviewSvg svg(file, spec);
+  const std::size_t columns = 3;
+  for (int r = 0; r < 2; ++r)
+    for (int t = 0; t < spec.threads[static_cast<std::size_t>(r)]; ++t) {
+      std::vector<float> bins(spec.bins * columns, 0.0f);
+      for (std::size_t b = 0; b < spec.bins; ++b) {
+        if (!(r == 0 && t == 1 && b < 5)) bins[b * columns] = 1.0f;
+        if (r == 1 && t == 0 && (b == 2 || b == 3)) bins[b * columns + 2] = 1.0f;
+      }
+      svg.add_thread_row(r, t, bins.data());
+    }
+  svg.add_path_point(0.0, 0, 0);
+  svg.add_path_point(0.5, 0, 0);
+  svg.add_path_point(0.5, 0, 2);
+  svg.add_path_point(1.5, 0, 2);
+  svg.add_path_point(1.5, 1, 1);
+  svg.add_path_point(2.0, 1, 1);
+  svg.commit();
+
+  const Json facts = svg_facts(file);
+  EXPECT_EQ(facts["row_unit"].string, "thread");
+  EXPECT_EQ(facts["threads"].number, 5);
+  const int rows[5][3] = {{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {1, 1, 0}, {1, 1, 1}};
+  ASSERT_EQ(facts["rows"].array.size(), 5u);
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(facts["rows"].array[i].array[k].number, rows[i][k]);
+  const char* labels[5] = {"rank 0", "thread 1", "thread 2", "rank 1", "thread 1"};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(facts["row_labels"].array[i].array.at(0).string, labels[i]);
+  EXPECT_EQ(facts["separators"].number, 1);  // between rank 0's threads and rank 1's
+  const double x0 = facts["plot_x"].number, w = facts["plot_width"].number;
+  const auto& idle = facts["row_runs"].array[1].array;  // rank 0, thread 1
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_NEAR(idle[0].array[0].number, x0 + w / 2, 0.01);
+  EXPECT_NEAR(idle[0].array[1].number, w / 2, 0.01);
+  EXPECT_EQ(facts["row_waiting"].array[3].array.size(), 1u);
+  EXPECT_NEAR(facts["row_waiting"].array[3].array[0].array[0].number, x0 + 0.2 * w, 0.01);
+  EXPECT_EQ(facts["waiting_rects"].number, 1);
+  // Rows of 48 px; the path's corners at the rows of the threads that carry it.
+  const double top = facts["plot_y"].number;
+  const double want_y[6] = {0.5, 0.5, 2.5, 2.5, 4.5, 4.5};
+  const auto& pts = facts["path_points"].array;
+  ASSERT_EQ(pts.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(pts[i].array[1].number, top + want_y[i] * 48.0, 0.01) << i;
+  EXPECT_EQ(facts["legend"].array.back().string,
+            "critical path (jumps to the thread it continues on)");
+}
+
+// 40 ranks of 4 threads (160 > 128): a row per rank, its threads added up; shares are of the
+// rank's 4 threads: a rank whose master alone works (1 of 4) is coloured, waiting is hatched
+// where it is at least half of the 4 threads' time (2.5 of 4, not 1 of 4).
+TEST(OverviewSvg, HybridRankRows_ThreadsAddedUp) {
+  TempDir dir;
+  const std::string file = dir.path + "/o.svg";
+  io::OverviewSpec spec;
+  spec.ranks = 40;
+  spec.threads.assign(40, 4);
+  spec.bins = 4;
+  spec.legend = {"main/work"};
+  spec.run_seconds = 1.0;
+  spec.title = "t";
+  io::OverviewSvg svg(file, spec);
+  for (int r = 0; r < 40; ++r) {
+    std::vector<float> bins(spec.bins * 3, 0.0f);
+    for (std::size_t b = 0; b < spec.bins; ++b) {
+      bins[b * 3] = r % 2 == 0 ? 1.0f : 4.0f;
+      bins[b * 3 + 2] = b == 0 ? 2.5f : 1.0f;
+    }
+    svg.add_band(r, r, bins.data());
+  }
+  svg.add_path_point(0.0, 0);
+  svg.add_path_point(1.0, 39);
+  svg.commit();
+  const Json facts = svg_facts(file);
+  EXPECT_EQ(facts["row_unit"].string, "rank");
+  EXPECT_EQ(facts["threads"].number, 160);
+  ASSERT_EQ(facts["rows"].array.size(), 40u);
+  EXPECT_EQ(facts["rows"].array[7].array.size(), 2u);
+  EXPECT_EQ(facts["separators"].number, 0);
+  for (int r = 0; r < 40; ++r) {
+    ASSERT_EQ(facts["row_runs"].array[r].array.size(), 1u) << r;  // every bin coloured
+    const auto& hatched = facts["row_waiting"].array[r].array;
+    ASSERT_EQ(hatched.size(), 1u) << r;                            // bin 0 only
+    EXPECT_NEAR(hatched[0].array[1].number, facts["plot_width"].number / 4, 0.01);
+  }
+}
+
 TEST(OutputFile, Commit_RenamesIntoPlace_DestroyedUncommitted_LeavesNothing) {
   TempDir dir;
   {
