@@ -135,14 +135,6 @@ struct ThreadPiece {
   std::uint32_t callpath;  ///< the thread's call path at `end`
 };
 
-/// One thread's part in one parallel-region instance: its Enter and Leave of the parallel
-/// region and its barriers (Enter, Leave) in order.
-struct TeamVisit {
-  EventIdx enter = kNoEvent;
-  EventIdx leave = kNoEvent;
-  std::vector<std::pair<EventIdx, EventIdx>> barriers;
-};
-
 /// The critical path through the threads of one rank (docs/openmp.md, "Critical path"): the
 /// master's parallel-region instances and every thread's visit of them, and the backward walk
 /// from a join to its fork.
@@ -151,71 +143,8 @@ class ThreadPaths {
   ThreadPaths(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
               const std::vector<LocalTrace>& workers)
       : defs_(defs), tree_(tree), master_(master), workers_(workers),
-        threads_(workers.size() + 1) {
-    std::vector<OmpConstruct> construct(tree.size());
-    for (std::uint32_t c = 0; c < tree.size(); ++c)
-      construct[c] = omp_construct(defs.region(tree.node(CallpathId{c}).region));
-    for (EventIdx e = 0; e < master.size(); ++e) {
-      if (master.kind[e] == EventKind::ThreadFork) {
-        forks_.push_back(e);
-        joins_.push_back(kNoEvent);
-      } else if (master.kind[e] == EventKind::ThreadJoin && !joins_.empty()) {
-        joins_.back() = e;
-      }
-    }
-    visits_.resize(forks_.size() * threads_);
-    // The instance whose fork is the latest at or before t (as the OpenMP pass assigns teams).
-    auto instance_at = [&](Ticks t) -> std::size_t {
-      std::size_t lo = 0, hi = forks_.size();
-      while (lo < hi) {
-        const std::size_t mid = (lo + hi) / 2;
-        if (master.time[forks_[mid]] <= t) lo = mid + 1; else hi = mid;
-      }
-      return lo == 0 ? SIZE_MAX : lo - 1;
-    };
-    for (std::size_t t = 0; t < threads_; ++t) {
-      const LocalTrace& tr = trace(t);
-      std::size_t team = SIZE_MAX;
-      for (EventIdx e = 0; e < tr.size(); ++e) {
-        const EventKind k = tr.kind[e];
-        if (k == EventKind::ThreadTeam) {
-          team = tr.ref[e] == 0 ? instance_at(tr.time[e]) : SIZE_MAX;
-          continue;
-        }
-        if (k != EventKind::Enter && k != EventKind::Leave) continue;
-        const OmpConstruct c = construct[tr.ref[e]];
-        if (c == OmpConstruct::None) continue;
-        const std::size_t inst = team != SIZE_MAX ? team : instance_at(tr.time[e]);
-        if (inst == SIZE_MAX) continue;
-        TeamVisit& v = visits_[inst * threads_ + t];
-        if (c == OmpConstruct::Parallel) {
-          (k == EventKind::Enter ? v.enter : v.leave) = e;
-        } else if (k == EventKind::Enter) {
-          v.barriers.emplace_back(e, kNoEvent);
-        } else if (!v.barriers.empty()) {
-          v.barriers.back().second = e;
-        }
-      }
-    }
-    // Every team member must have gone through the master's barriers (the walk pairs the j-th
-    // barrier of each), checked for every region, whether the path crosses it or not.
-    for (std::size_t k = 0; k < forks_.size(); ++k) {
-      const TeamVisit* team = &visits_[k * threads_];
-      const std::size_t barriers = team[0].barriers.size();
-      for (std::size_t t = 0; t < threads_; ++t) {
-        if (team[t].enter == kNoEvent) continue;
-        bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
-        for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
-        if (!closed)
-          throw TraceError(defs.anchor_path + ": rank " + std::to_string(master.rank) +
-                           ", thread " + std::to_string(t) + ": parallel region " +
-                           std::to_string(k + 1) + " has " +
-                           std::to_string(team[t].barriers.size()) +
-                           " complete barriers on this thread but " + std::to_string(barriers) +
-                           " on the master (the critical path cannot follow the team)");
-      }
-    }
-  }
+        threads_(workers.size() + 1), teams_(omp_teams(defs, tree, master, workers)),
+        forks_(teams_.forks), joins_(teams_.joins), visits_(teams_.visits) {}
 
   /// The instance the master forks at event e, if its join is at or before `to` (else SIZE_MAX).
   std::size_t instance_of_fork(EventIdx e, EventIdx to) const {
@@ -318,9 +247,10 @@ class ThreadPaths {
   const LocalTrace& master_;
   const std::vector<LocalTrace>& workers_;
   const std::size_t threads_;
-  std::vector<EventIdx> forks_;  ///< the master's ThreadFork events, in order
-  std::vector<EventIdx> joins_;  ///< the matching ThreadJoin (kNoEvent: none)
-  std::vector<TeamVisit> visits_;  ///< [instance * threads + thread]
+  const OmpTeams teams_;  ///< the parallel-region instances and every thread's visit of them
+  const std::vector<EventIdx>& forks_;    ///< the master's ThreadFork events, in order
+  const std::vector<EventIdx>& joins_;    ///< the matching ThreadJoin (kNoEvent: none)
+  const std::vector<TeamVisit>& visits_;  ///< [instance * threads + thread]
 };
 
 CriticalPathResult RankPath::accumulate(const CallTree& tree) {

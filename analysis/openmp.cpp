@@ -85,6 +85,75 @@ std::uint32_t instance_at(const std::vector<Instance>& inst, Ticks t) {
 
 }  // namespace
 
+OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
+                   const std::vector<LocalTrace>& workers) {
+  OmpTeams teams;
+  teams.threads = workers.size() + 1;
+  std::vector<OmpConstruct> construct(tree.size());
+  for (std::uint32_t c = 0; c < tree.size(); ++c)
+    construct[c] = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+  for (EventIdx e = 0; e < master.size(); ++e) {
+    if (master.kind[e] == EventKind::ThreadFork) {
+      teams.forks.push_back(e);
+      teams.joins.push_back(kNoEvent);
+    } else if (master.kind[e] == EventKind::ThreadJoin && !teams.joins.empty()) {
+      teams.joins.back() = e;
+    }
+  }
+  teams.visits.resize(teams.forks.size() * teams.threads);
+  // The instance whose fork is the latest at or before t (as the OpenMP pass assigns teams).
+  auto instance_at = [&](Ticks t) -> std::size_t {
+    std::size_t lo = 0, hi = teams.forks.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (master.time[teams.forks[mid]] <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo == 0 ? SIZE_MAX : lo - 1;
+  };
+  for (std::size_t t = 0; t < teams.threads; ++t) {
+    const LocalTrace& tr = t == 0 ? master : workers[t - 1];
+    std::size_t team = SIZE_MAX;
+    for (EventIdx e = 0; e < tr.size(); ++e) {
+      const EventKind k = tr.kind[e];
+      if (k == EventKind::ThreadTeam) {
+        team = tr.ref[e] == 0 ? instance_at(tr.time[e]) : SIZE_MAX;
+        continue;
+      }
+      if (k != EventKind::Enter && k != EventKind::Leave) continue;
+      const OmpConstruct c = construct[tr.ref[e]];
+      if (c == OmpConstruct::None) continue;
+      const std::size_t inst = team != SIZE_MAX ? team : instance_at(tr.time[e]);
+      if (inst == SIZE_MAX) continue;
+      TeamVisit& v = teams.visits[inst * teams.threads + t];
+      if (c == OmpConstruct::Parallel) {
+        (k == EventKind::Enter ? v.enter : v.leave) = e;
+      } else if (k == EventKind::Enter) {
+        v.barriers.emplace_back(e, kNoEvent);
+      } else if (!v.barriers.empty()) {
+        v.barriers.back().second = e;
+      }
+    }
+  }
+  // Every team member must have gone through the master's barriers (the j-th barrier of each
+  // is one instance), checked for every region.
+  for (std::size_t k = 0; k < teams.forks.size(); ++k) {
+    const TeamVisit* team = &teams.visits[k * teams.threads];
+    const std::size_t barriers = team[0].barriers.size();
+    for (std::size_t t = 0; t < teams.threads; ++t) {
+      if (team[t].enter == kNoEvent) continue;
+      bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
+      for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
+      if (!closed)
+        throw TraceError(defs.anchor_path + ": rank " + std::to_string(master.rank) +
+                         ", thread " + std::to_string(t) + ": parallel region " +
+                         std::to_string(k + 1) + " has " + std::to_string(team[t].barriers.size()) +
+                         " complete barriers on this thread but " + std::to_string(barriers) +
+                         " on the master (the critical path cannot follow the team)");
+    }
+  }
+  return teams;
+}
+
 void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
                          const std::vector<LocalTrace>& workers,
                          const std::vector<Severity*>& sevs, OmpWaits* waits) {

@@ -2,6 +2,7 @@
 // The in-memory OpenMP pass of one rank: thread management, barrier and lock waits, idle threads.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "analysis/metric_table.hpp"
@@ -14,6 +15,32 @@ namespace cpreplay::analysis {
 /// constructs by name: "!$omp parallel @file:line", ...; conformance-hybrid/README.md).
 enum class OmpConstruct : std::uint8_t { None, Parallel, ExplicitBarrier, ImplicitBarrier };
 OmpConstruct omp_construct(const Region& region);
+
+/// One thread's part in one parallel-region instance: its Enter and Leave of the parallel
+/// region and its barriers (Enter, Leave) in order (the j-th barrier of every team member is one
+/// barrier instance).
+struct TeamVisit {
+  EventIdx enter = kNoEvent;
+  EventIdx leave = kNoEvent;
+  std::vector<std::pair<EventIdx, EventIdx>> barriers;
+};
+
+/// A rank's parallel-region instances (the master's forks, in order; nested regions are refused
+/// when reading) and every thread's visit of each. A thread's events belong to the instance of
+/// its ThreadTeam begin, or outside a team to the latest fork at or before them.
+struct OmpTeams {
+  std::size_t threads = 1;
+  std::vector<EventIdx> forks;  ///< the master's ThreadFork events
+  std::vector<EventIdx> joins;  ///< the matching ThreadJoin (kNoEvent: none)
+  std::vector<TeamVisit> visits;  ///< [instance * threads + thread]; enter kNoEvent: not in it
+  const TeamVisit& visit(std::size_t k, std::size_t t) const { return visits[k * threads + t]; }
+};
+
+/// Builds a rank's OmpTeams (shared by the critical path and the root causes). Throws TraceError
+/// (one line naming rank, thread and region) when a team member did not go through the same
+/// complete barriers as the master: nothing that pairs barrier instances can follow the team.
+OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
+                   const std::vector<LocalTrace>& workers);
 
 /// One OpenMP wait-state instance of a thread, for the views: a barrier wait (own Enter of the
 /// barrier to the team's last Enter) or lock contention (Enter of the acquiring region to the

@@ -1203,123 +1203,60 @@ class RootCause {
   /// Every thread's fork and barrier points: the master's into sps_ (with the end point of the
   /// last serial section), the workers' into omp_points_, the barrier visits into visits_.
   void add_openmp_points() {
-    const std::size_t paths = tree_.size();
-    std::vector<OmpConstruct> construct(paths);
-    for (std::uint32_t c = 0; c < paths; ++c)
-      construct[c] = omp_construct(defs_.region(tree_.node(CallpathId{c}).region));
-    std::vector<Ticks> forks;  // the master's forks, in order (no nesting: the reader refuses it)
-    for (EventIdx e = 0; e < trace_.size(); ++e)
-      if (trace_.kind[e] == EventKind::ThreadFork) forks.push_back(trace_.time[e]);
-    auto instance_at = [&forks](Ticks t) -> std::uint32_t {
-      auto it = std::upper_bound(forks.begin(), forks.end(), t);
-      return it == forks.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - forks.begin() - 1);
-    };
-    struct ForkVisit {
-      std::uint32_t thread, instance;
-      EventIdx event;
-      std::uint32_t callpath;
-      Ticks enter;
-    };
-    std::vector<ForkVisit> fork_visits;
-    std::vector<Ticks> earliest(forks.size(), std::numeric_limits<Ticks>::max());
-    const auto threads = static_cast<std::uint32_t>(workers_.size() + 1);
+    const OmpTeams teams = omp_teams(defs_, tree_, trace_, workers_);
+    const auto threads = static_cast<std::uint32_t>(teams.threads);
     omp_points_.assign(workers_.size(), {});
-    for (std::uint32_t t = 0; t < threads; ++t) {
-      const LocalTrace& trace = thread_trace(t);
-      std::vector<Ticks> open;  // Enter times of the open regions
-      std::uint32_t team = UINT32_MAX, seq = 0;
-      for (EventIdx e = 0; e < trace.size(); ++e) {
-        switch (trace.kind[e]) {
-          case EventKind::ThreadTeam:
-            if (trace.ref[e] == 0) {
-              team = instance_at(trace.time[e]);
-              seq = 0;
-            } else {
-              team = UINT32_MAX;
-            }
-            break;
-          case EventKind::Enter: {
-            open.push_back(trace.time[e]);
-            const std::uint32_t c = trace.ref[e];
-            if (construct[c] != OmpConstruct::Parallel) break;
-            const std::uint32_t k = team != UINT32_MAX ? team : instance_at(trace.time[e]);
-            if (k == UINT32_MAX) break;
-            fork_visits.push_back(ForkVisit{t, k, e, c, trace.time[e]});
-            earliest[k] = std::min(earliest[k], trace.time[e]);
-            break;
+    for (std::uint32_t k = 0; k < teams.forks.size(); ++k) {
+      const Ticks fork = trace_.time[teams.forks[k]];
+      // Fork points: total = Enter - fork, completion = Enter - the team's earliest Enter.
+      Ticks earliest = std::numeric_limits<Ticks>::max();
+      for (std::uint32_t t = 0; t < threads; ++t) {
+        const TeamVisit& v = teams.visit(k, t);
+        if (v.enter != kNoEvent) earliest = std::min(earliest, thread_trace(t).time[v.enter]);
+      }
+      for (std::uint32_t t = 0; t < threads; ++t) {
+        const TeamVisit& v = teams.visit(k, t);
+        if (v.enter == kNoEvent) continue;
+        const LocalTrace& trace = thread_trace(t);
+        const Ticks enter = trace.time[v.enter];
+        const double total = enter > fork ? defs_.clock.span(fork, enter) : 0.0;
+        const double completion = enter > earliest ? defs_.clock.span(earliest, enter) : 0.0;
+        if (t == 0)
+          sps_.push_back(omp_point(SyncKind::OmpFork, v.enter, trace.ref[v.enter], 0.0,
+                                   total - completion));
+        else
+          omp_points_[t - 1].push_back(
+              OmpPoint{v.enter, fork, total - completion, trace.ref[v.enter], true});
+      }
+      // Barrier points, instance by instance: wait = the team's last Enter - own Enter.
+      const std::size_t barriers = teams.visit(k, 0).barriers.size();
+      for (std::size_t j = 0; j < barriers; ++j) {
+        Ticks last = 0;
+        for (std::uint32_t t = 0; t < threads; ++t) {
+          const TeamVisit& v = teams.visit(k, t);
+          if (v.enter != kNoEvent) last = std::max(last, thread_trace(t).time[v.barriers[j].first]);
+        }
+        const auto first = static_cast<std::uint32_t>(visits_.size());
+        for (std::uint32_t t = 0; t < threads; ++t) {
+          const TeamVisit& v = teams.visit(k, t);
+          if (v.enter == kNoEvent) continue;
+          const LocalTrace& trace = thread_trace(t);
+          const auto [benter, bleave] = v.barriers[j];
+          const Ticks enter = trace.time[benter];
+          const double wait = last > enter ? defs_.clock.span(enter, last) : 0.0;
+          const double total = defs_.clock.span(enter, std::max(enter, trace.time[bleave]));
+          BarrierVisit b{k, static_cast<std::uint32_t>(j), t, 0, enter, bleave};
+          if (t == 0) {
+            SyncPoint sp = omp_point(SyncKind::OmpBarrier, bleave, trace.ref[bleave], wait, total);
+            sp.target = first;  // its instance's first visit
+            sps_.push_back(sp);
+          } else {
+            b.point = static_cast<std::uint32_t>(omp_points_[t - 1].size());
+            omp_points_[t - 1].push_back(OmpPoint{bleave, enter, total, trace.ref[bleave], false});
           }
-          case EventKind::Leave: {
-            const Ticks enter = open.empty() ? trace.time[e] : open.back();
-            if (!open.empty()) open.pop_back();
-            const std::uint32_t c = trace.ref[e];
-            if (team == UINT32_MAX || (construct[c] != OmpConstruct::ExplicitBarrier &&
-                                       construct[c] != OmpConstruct::ImplicitBarrier))
-              break;
-            visits_.push_back(BarrierVisit{team, seq++, t, 0, enter, e});
-            break;
-          }
-          default:
-            break;
+          visits_.push_back(b);
         }
       }
-    }
-    // Fork points: total = Enter - fork, completion = Enter - the team's earliest Enter.
-    for (const ForkVisit& f : fork_visits) {
-      const Ticks fork = forks[f.instance];
-      const double total = f.enter > fork ? defs_.clock.span(fork, f.enter) : 0.0;
-      const double completion =
-          f.enter > earliest[f.instance] ? defs_.clock.span(earliest[f.instance], f.enter) : 0.0;
-      if (f.thread == 0) {
-        sps_.push_back(omp_point(SyncKind::OmpFork, f.event, f.callpath, 0.0, total - completion));
-      } else {
-        omp_points_[f.thread - 1].push_back(
-            OmpPoint{f.event, fork, total - completion, f.callpath, true});
-      }
-    }
-    // Barrier points, instance by instance: wait = the last Enter - own Enter.
-    std::sort(visits_.begin(), visits_.end(), [](const BarrierVisit& a, const BarrierVisit& b) {
-      if (a.instance != b.instance) return a.instance < b.instance;
-      return a.seq != b.seq ? a.seq < b.seq : a.thread < b.thread;
-    });
-    for (std::size_t i = 0; i < visits_.size();) {
-      std::size_t j = i;
-      Ticks last = 0;
-      while (j < visits_.size() && visits_[j].instance == visits_[i].instance &&
-             visits_[j].seq == visits_[i].seq)
-        last = std::max(last, visits_[j++].enter);
-      for (std::size_t v = i; v < j; ++v) {
-        BarrierVisit& b = visits_[v];
-        const LocalTrace& trace = thread_trace(b.thread);
-        const double wait = last > b.enter ? defs_.clock.span(b.enter, last) : 0.0;
-        const double total = defs_.clock.span(b.enter, std::max(b.enter, trace.time[b.event]));
-        if (b.thread == 0) {
-          SyncPoint sp = omp_point(SyncKind::OmpBarrier, b.event, trace.ref[b.event], wait, total);
-          sp.target = static_cast<std::uint32_t>(i);  // its instance's first visit
-          sps_.push_back(sp);
-        } else {
-          b.point = static_cast<std::uint32_t>(omp_points_[b.thread - 1].size());
-          omp_points_[b.thread - 1].push_back(
-              OmpPoint{b.event, b.enter, total, trace.ref[b.event], false});
-        }
-      }
-      i = j;
-    }
-    // A worker's points in event order (fork and barrier points were added apart).
-    for (auto& points : omp_points_) {
-      std::vector<std::uint32_t> order(points.size());
-      for (std::uint32_t p = 0; p < order.size(); ++p) order[p] = p;
-      std::sort(order.begin(), order.end(), [&points](std::uint32_t a, std::uint32_t b) {
-        return points[a].event < points[b].event;
-      });
-      std::vector<std::uint32_t> rank_of(points.size());
-      std::vector<OmpPoint> sorted(points.size());
-      for (std::uint32_t r = 0; r < order.size(); ++r) {
-        sorted[r] = points[order[r]];
-        rank_of[order[r]] = r;
-      }
-      points.swap(sorted);
-      for (BarrierVisit& b : visits_)
-        if (b.thread != 0 && &omp_points_[b.thread - 1] == &points) b.point = rank_of[b.point];
     }
     // The last serial section ends with the trace (scout's PREPARE of the backward replay).
     sps_.push_back(omp_point(SyncKind::OmpEnd, static_cast<EventIdx>(trace_.size()), 0, 0.0, 0.0));
