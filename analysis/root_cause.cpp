@@ -1318,15 +1318,15 @@ class RootCause {
     const double scale = static_cast<double>(workers_.size());
     if (!(scale > 0.0)) return;
     const std::int64_t a = anchor_a_[x];
-    // The section begins at the master's ThreadJoin after the previous OpenMP point; without
-    // one (the first section, or a region never joined), at the beginning.
+    // The section begins at the master's ThreadJoin after the previous OpenMP point (the
+    // first section at the beginning). A region never joined (a --partial cut inside it) has no
+    // serial section after it: nothing idles there.
     std::int64_t from = -1;
-    if (a >= 0)
-      for (std::size_t e = sps_[a].event; e < trace_.size(); ++e)
-        if (trace_.kind[e] == EventKind::ThreadJoin) {
-          from = static_cast<std::int64_t>(e);
-          break;
-        }
+    if (a >= 0) {
+      for (std::size_t e = sps_[a].event; e < trace_.size() && from < 0; ++e)
+        if (trace_.kind[e] == EventKind::ThreadJoin) from = static_cast<std::int64_t>(e);
+      if (from < 0) return;
+    }
     double wsum = 0.0, dsum = 0.0;
     runtime_less_waits(a, x, from, pruned_, &wsum);
     for (const auto& [c, v] : pruned_) dsum += v;

@@ -1098,12 +1098,13 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
 }
 
 LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks) {
+                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks,
+                              bool partial) {
   if (rank < 0 || rank >= defs.ranks() || thread < 1 ||
       static_cast<std::size_t>(thread) > defs.processes[rank].workers.size())
     throw TraceError(anchor + ": the trace has no thread " + std::to_string(thread) +
                      " of MPI rank " + std::to_string(rank));
-  return read_thread(anchor, defs, rank, thread, tree, false, nullptr, &forks);
+  return read_thread(anchor, defs, rank, thread, tree, partial, nullptr, &forks);
 }
 
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank) {

@@ -38,9 +38,11 @@ LocalTrace read_events(const std::string& anchor, const Definitions& defs, Rank 
 /// Reads worker thread `thread` (>= 1) of `rank` into `tree` (the rank's call tree, after its
 /// master thread): its call paths hang below the master's call path at the fork of each of
 /// its thread teams (`forks`, from read_events of the master), as PEARL builds them. MPI
-/// events on it are refused (TraceError naming rank and thread). MPI: local.
+/// events on it are refused (TraceError naming rank and thread). `partial` as for read_events.
+/// MPI: local.
 LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs, Rank rank,
-                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks);
+                              int thread, CallTree& tree, const std::vector<ForkPoint>& forks,
+                              bool partial = false);
 
 /// Only decodes the events of `rank`, all its threads (counting them); the floor for benchmarks.
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank);

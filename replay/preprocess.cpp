@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace cpreplay::replay {
@@ -126,25 +127,98 @@ CallTree unify_call_trees(const World& world, const std::vector<CallTree>& local
   return global;
 }
 
-PartialCut cut_to_common_end(const World& world, Shard& shard) {
+namespace {
+
+/// The regions still open at the end of `trace`, closed with Leave events at `at`; returns how
+/// many.
+std::uint64_t close_open_regions(LocalTrace& trace, Ticks at) {
+  std::vector<EventIdx> open;
+  for (EventIdx i = 0; i < trace.size(); ++i) {
+    if (trace.kind[i] == EventKind::Enter) open.push_back(i);
+    if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
+  }
+  for (auto it = open.rbegin(); it != open.rend(); ++it)
+    trace.push(EventKind::Leave, at, trace.ref[*it]);
+  return open.size();
+}
+
+/// Hybrid: the parallel region the cut falls into (the master's last fork without its join):
+/// every thread of its team is cut back to the barriers all of them entered. Returns the events
+/// dropped.
+std::uint64_t align_cut_team(LocalTrace& master, std::vector<LocalTrace>& workers,
+                             const std::vector<bool>& barrier_region) {
+  EventIdx fork = kNoEvent;
+  for (EventIdx e = 0; e < master.size(); ++e) {
+    if (master.kind[e] == EventKind::ThreadFork) fork = e;
+    if (master.kind[e] == EventKind::ThreadJoin) fork = kNoEvent;
+  }
+  if (fork == kNoEvent) return 0;
+  const Ticks from = master.time[fork];
+  auto is_barrier_enter = [&](const LocalTrace& t, EventIdx e) {
+    if (t.kind[e] != EventKind::Enter) return false;
+    const std::uint32_t region = t.region_of_path.at(t.ref[e]);
+    return region < barrier_region.size() && barrier_region[region];
+  };
+  // Per thread: its events of this instance begin at the first event after the fork (the
+  // master: after the fork itself); the barrier Enters among them, in order.
+  std::vector<LocalTrace*> team{&master};
+  for (LocalTrace& w : workers) team.push_back(&w);
+  std::vector<std::vector<EventIdx>> enters(team.size());
+  std::size_t common = SIZE_MAX;
+  for (std::size_t t = 0; t < team.size(); ++t) {
+    const LocalTrace& tr = *team[t];
+    const EventIdx first =
+        t == 0 ? fork + 1 : static_cast<EventIdx>(from > 0 ? tr.time.upper_bound(from - 1) : 0);
+    bool in_team = t == 0;
+    for (EventIdx e = first; e < tr.size(); ++e) {
+      in_team = in_team || tr.kind[e] == EventKind::ThreadTeam || tr.kind[e] == EventKind::Enter;
+      if (is_barrier_enter(tr, e)) enters[t].push_back(e);
+    }
+    if (in_team) common = std::min(common, enters[t].size());
+  }
+  if (common == SIZE_MAX) return 0;
+  std::uint64_t dropped = 0;
+  for (std::size_t t = 0; t < team.size(); ++t)
+    if (enters[t].size() > common) {
+      const EventIdx keep = enters[t][common];
+      dropped += team[t]->size() - keep;
+      team[t]->truncate(keep);
+    }
+  return dropped;
+}
+
+}  // namespace
+
+PartialCut cut_to_common_end(const World& world, Shard& shard,
+                             const std::vector<bool>& barrier_region) {
   PartialCut cut;
+  const bool threads = !shard.workers.empty();
+  auto worker_incomplete = [&](std::size_t i) {
+    if (!threads) return false;
+    for (const LocalTrace& w : shard.workers[i])
+      if (w.incomplete) return true;
+    return false;
+  };
   int incomplete = 0;
-  for (const LocalTrace& t : shard.traces) incomplete += t.incomplete ? 1 : 0;
+  for (std::size_t i = 0; i < shard.traces.size(); ++i)
+    incomplete += shard.traces[i].incomplete || worker_incomplete(i) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &incomplete, 1, MPI_INT, MPI_SUM, world.comm());
   cut.incomplete_ranks = incomplete;
   if (incomplete == 0) return cut;
   cut.applied = true;
 
   // The cut: the earliest last timestamp over all ranks, and whose it is (ties: the lower
-  // rank, as MINLOC decides between processes).
+  // rank, as MINLOC decides between processes). A rank ends with its master: a worker's last
+  // event says nothing about when the process stopped (it may be busy in a region or idle).
   struct {
     double time;
     int rank;
   } mine{0.0, -1}, first{};
   Ticks last = ~Ticks{0};
-  for (const LocalTrace& t : shard.traces) {
+  for (std::size_t i = 0; i < shard.traces.size(); ++i) {
+    const LocalTrace& t = shard.traces[i];
     const Ticks end = t.size() ? t.time.back() : 0;
-    const double as_double = t.size() ? static_cast<double>(end) : 0.0;
+    const double as_double = static_cast<double>(end);
     if (mine.rank < 0 || as_double < mine.time) mine = {as_double, t.rank};
     last = std::min(last, end);
   }
@@ -154,18 +228,19 @@ PartialCut cut_to_common_end(const World& world, Shard& shard) {
   cut.first_to_stop = first.rank;
 
   std::uint64_t counts[2] = {0, 0};  // events dropped, regions closed
-  for (LocalTrace& trace : shard.traces) {
+  auto cut_at_time = [&](LocalTrace& trace) {
     const std::size_t keep = trace.time.upper_bound(cut.cut_time);
     counts[0] += trace.size() - keep;
     trace.truncate(keep);
-    std::vector<EventIdx> open;
-    for (EventIdx i = 0; i < keep; ++i) {
-      if (trace.kind[i] == EventKind::Enter) open.push_back(i);
-      if (trace.kind[i] == EventKind::Leave && !open.empty()) open.pop_back();
+  };
+  for (std::size_t i = 0; i < shard.traces.size(); ++i) {
+    cut_at_time(shard.traces[i]);
+    if (threads && !shard.workers[i].empty()) {
+      for (LocalTrace& w : shard.workers[i]) cut_at_time(w);
+      counts[0] += align_cut_team(shard.traces[i], shard.workers[i], barrier_region);
+      for (LocalTrace& w : shard.workers[i]) counts[1] += close_open_regions(w, cut.cut_time);
     }
-    counts[1] += open.size();
-    for (auto it = open.rbegin(); it != open.rend(); ++it)
-      trace.push(EventKind::Leave, cut.cut_time, trace.ref[*it]);
+    counts[1] += close_open_regions(shard.traces[i], cut.cut_time);
   }
   MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, world.comm());
   cut.events_cut = counts[0];

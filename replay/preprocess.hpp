@@ -30,8 +30,14 @@ struct PartialCut {
 /// last timestamp over all ranks (the latest point where every rank still has events) and
 /// closes the regions still open there with Leave events at the cut. Links that point past the
 /// cut are dropped. Does nothing when every rank is complete.
+/// Hybrid traces: a rank is incomplete if any of its threads is, and ends where its master ends
+/// (a worker's last event says nothing about when the process stopped); its threads are cut at
+/// the same time. In a parallel region the cut falls into, every thread
+/// keeps only the barriers all of the team entered (`barrier_region[region]`: an OpenMP
+/// barrier), so the team's barrier instances still pair up.
 /// MPI: collective on world.
-PartialCut cut_to_common_end(const World& world, Shard& shard);
+PartialCut cut_to_common_end(const World& world, Shard& shard,
+                             const std::vector<bool>& barrier_region = {});
 
 /// The same merge without MPI, for tests: trees[r] belongs to traces[r].
 CallTree unify_call_trees_serial(const std::vector<CallTree>& trees,

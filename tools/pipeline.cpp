@@ -102,8 +102,7 @@ class Pipeline {
     hybrid_ = defs_.hybrid();
     if (hybrid_) {
       // Options whose stages do not follow threads yet (issue 17 part 2).
-      const char* option = settings_.partial        ? "--partial"
-                           : settings_.time_correct ? "--time-correct"
+      const char* option = settings_.time_correct ? "--time-correct"
                            : !settings_.what_if.empty() ? "--what-if"
                                                         : nullptr;
       if (option)
@@ -161,7 +160,8 @@ class Pipeline {
         const int threads = static_cast<int>(defs_.processes[r].workers.size());
         for (int t = 1; t <= threads; ++t)
           shard_.workers[i].push_back(
-              io::read_worker_events(settings_.anchor, defs_, r, t, local_trees_[i], forks));
+              io::read_worker_events(settings_.anchor, defs_, r, t, local_trees_[i], forks,
+                                     settings_.partial));
         if (threads > 0) {
           // The master's map of call paths to regions must cover its threads' paths too.
           shard_.of(r).region_of_path = shard_.workers[i].back().region_of_path;
@@ -175,7 +175,15 @@ class Pipeline {
   /// --partial cut, unified call tree, and the communication-free profile.
   void preprocess() {
     progress_.begin("preprocess");
-    if (settings_.partial) cut_ = replay::cut_to_common_end(world_, shard_);
+    if (settings_.partial) {
+      std::vector<bool> barrier_region(defs_.regions.size(), false);
+      for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
+        const analysis::OmpConstruct c = analysis::omp_construct(defs_.regions[r]);
+        barrier_region[r] = c == analysis::OmpConstruct::ExplicitBarrier ||
+                            c == analysis::OmpConstruct::ImplicitBarrier;
+      }
+      cut_ = replay::cut_to_common_end(world_, shard_, barrier_region);
+    }
     tree_ = replay::unify_call_trees(world_, local_trees_, shard_);
     std::vector<CallTree>().swap(local_trees_);
     sev_.assign(shard_.size(), analysis::Severity(tree_.size()));

@@ -686,15 +686,16 @@ TEST(OpenMp, MpiOnWorkerThread_RefusedWithOneLine) {
   EXPECT_FALSE(file_exists(dir / "r.cubex"));
 }
 
-// Stages that do not follow threads yet refuse their options on hybrid traces.
-TEST(OpenMp, PartialAndTimeCorrectOnHybrid_RefusedWithOneLine) {
+// Stages that do not follow threads yet refuse their options on hybrid traces (--partial does:
+// openmp_partial_test.cpp).
+TEST(OpenMp, TimeCorrectOnHybrid_RefusedWithOneLine) {
   TempDir dir;
   TraceWriter w(1);
   w.set_threads_per_process(2);
   begin_rank(w, 0);
   end_rank(w, 0);
   w.write(dir / "t");
-  for (const std::string option : {"--partial", "--time-correct"}) {
+  for (const std::string option : {"--time-correct"}) {
     const RunResult run = run_cpreplay(1, {"-q", option, "--timeline", dir / "tl.json", "-o",
                                            dir / "r.cubex", dir / "t/traces.otf2"});
     EXPECT_EQ(run.exit_code, 2) << option;
