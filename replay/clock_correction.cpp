@@ -158,4 +158,31 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& 
   return moved;
 }
 
+std::vector<Ticks> master_times(const LocalTrace& master) {
+  std::vector<Ticks> out(master.size());
+  for (EventIdx e = 0; e < master.size(); ++e) out[e] = master.time[e];
+  return out;
+}
+
+std::uint64_t shift_threads_with_master(const std::vector<Ticks>& master_before,
+                                        const LocalTrace& master,
+                                        std::vector<LocalTrace>& workers) {
+  std::uint64_t moved = 0;
+  if (master_before.empty()) return 0;
+  for (LocalTrace& w : workers) {
+    // Both walk forward in time: the master's latest event at or before each worker event.
+    std::size_t m = 0;
+    for (EventIdx e = 0; e < w.size(); ++e) {
+      const Ticks t = w.time[e];
+      while (m + 1 < master_before.size() && master_before[m + 1] <= t) ++m;
+      const auto shift = static_cast<std::int64_t>(master.time[static_cast<EventIdx>(m)] -
+                                                   master_before[m]);
+      if (shift == 0) continue;
+      w.time.set(e, static_cast<Ticks>(static_cast<std::int64_t>(t) + shift));
+      ++moved;
+    }
+  }
+  return moved;
+}
+
 }  // namespace cpreplay::replay

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
@@ -44,5 +45,17 @@ ClockCorrection correct_clocks(const World& world, const Definitions& defs, Shar
 std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& shard,
                             const std::vector<MessageTable>& messages,
                             const std::vector<CollectiveTable>& collectives, double& max_jump);
+
+/// Hybrid traces: the master thread's timestamps before the correction, to move its workers'
+/// events with it (taken before correct_clocks, applied after the last forward jump).
+std::vector<Ticks> master_times(const LocalTrace& master);
+
+/// Moves every worker event by the shift its master's latest event at or before it got
+/// (constant offsets and forward jumps alike): the threads of a process share its clock, so
+/// every interval between a thread's events and its master's is kept, except across a jump.
+/// Returns the worker events moved. MPI: local.
+std::uint64_t shift_threads_with_master(const std::vector<Ticks>& master_before,
+                                        const LocalTrace& master,
+                                        std::vector<LocalTrace>& workers);
 
 }  // namespace cpreplay::replay

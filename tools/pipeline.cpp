@@ -102,9 +102,7 @@ class Pipeline {
     hybrid_ = defs_.hybrid();
     if (hybrid_) {
       // Options whose stages do not follow threads yet (issue 17 part 2).
-      const char* option = settings_.time_correct ? "--time-correct"
-                           : !settings_.what_if.empty() ? "--what-if"
-                                                        : nullptr;
+      const char* option = !settings_.what_if.empty() ? "--what-if" : nullptr;
       if (option)
         throw UsageError(settings_.anchor + ": " + option +
                          " is not available for hybrid MPI+OpenMP traces yet (rank 0 has " +
@@ -437,6 +435,10 @@ class Pipeline {
 
   /// Constant offsets first; where clocks drift, forward jumps until nothing moves.
   void correct_clocks() {
+    // Hybrid traces: the workers move with their master (one clock per process).
+    std::vector<std::vector<Ticks>> before;
+    if (hybrid_)
+      for (const LocalTrace& master : shard_.traces) before.push_back(replay::master_times(master));
     correction_ = replay::correct_clocks(world_, defs_, shard_, messages_, collectives_);
     replay_communication();
     double largest_jump = 0.0;
@@ -450,6 +452,8 @@ class Pipeline {
     }
     MPI_Allreduce(MPI_IN_PLACE, &largest_jump, 1, MPI_DOUBLE, MPI_MAX, world_.comm());
     correction_.max_jump = largest_jump;
+    for (std::size_t i = 0; i < before.size(); ++i)
+      replay::shift_threads_with_master(before[i], shard_.traces[i], shard_.workers[i]);
   }
 
   analysis::WhatIfSettings what_if_settings() const {

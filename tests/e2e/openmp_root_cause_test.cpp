@@ -30,6 +30,37 @@ double total(const CubeFile& cube, const std::string& metric) {
   return sum;
 }
 
+/// The scenario below; rank 0's clock runs `skew` seconds ahead (all its threads).
+void write_late_sender_by_worker(TraceWriter& w, double skew = 0.0) {
+  auto at = [skew](int r, double t) { return r == 0 ? t + skew : t; };
+  w.set_threads_per_process(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, at(r, 0.0));
+    w.enter(r, at(r, 0.0), "main");
+    w.init(r, at(r, 0.0), at(r, 0.1));
+    w.omp_fork(r, at(r, 1.0), 2);
+    for (int t = 0; t < 2; ++t) {
+      w.omp_team_begin(r, t, at(r, 1.1 + 0.1 * t));
+      w.thread_enter(r, t, at(r, 1.1 + 0.1 * t), kPar);
+      w.thread_enter(r, t, at(r, 1.1 + 0.1 * t), "work");
+      const double done = r == 0 && t == 1 ? 2.5 : 1.5;
+      w.thread_leave(r, t, at(r, done), "work");
+      w.thread_enter(r, t, at(r, done), kIbar);
+      w.thread_leave(r, t, at(r, r == 0 ? 2.6 : 1.6), kIbar);
+      w.thread_leave(r, t, at(r, r == 0 ? 2.6 : 1.6), kPar);
+      w.omp_team_end(r, t, at(r, r == 0 ? 2.6 : 1.6));
+    }
+    w.omp_join(r, at(r, r == 0 ? 2.7 : 1.7));
+  }
+  w.send(0, at(0, 2.8), at(0, 2.9), 1, 7, 64);
+  w.recv(1, 1.8, 2.95, 0, 7, 64);
+  for (int r = 0; r < 2; ++r) {
+    w.finalize(r, at(r, r == 0 ? 4.0 : 4.1), at(r, 4.5));
+    w.leave(r, at(r, 5.0), "main");
+    w.program_end(r, at(r, 5.0));
+  }
+}
+
 // Two ranks of two threads. Both fork at 1.0; thread t enters the team at 1.1 + 0.1 t. Rank 0's
 // worker works 1.2-2.5 (its master 1.1-1.5), the implicit barrier releases at 2.6, the join is at
 // 2.7 and rank 0 sends at 2.8-2.9; rank 1's team works until 1.5 (both enter the barrier at 1.5,
@@ -60,32 +91,7 @@ TEST(OpenMpRootCause, LateSenderCausedBySlowWorker_HandComputed) {
   for (int processes : {2, 1}) {
     TempDir dir;
     TraceWriter w(2);
-    w.set_threads_per_process(2);
-    for (int r = 0; r < 2; ++r) {
-      w.program_begin(r, 0.0);
-      w.enter(r, 0.0, "main");
-      w.init(r, 0.0, 0.1);
-      w.omp_fork(r, 1.0, 2);
-      for (int t = 0; t < 2; ++t) {
-        w.omp_team_begin(r, t, 1.1 + 0.1 * t);
-        w.thread_enter(r, t, 1.1 + 0.1 * t, kPar);
-        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
-        const double done = r == 0 && t == 1 ? 2.5 : 1.5;
-        w.thread_leave(r, t, done, "work");
-        w.thread_enter(r, t, done, kIbar);
-        w.thread_leave(r, t, r == 0 ? 2.6 : 1.6, kIbar);
-        w.thread_leave(r, t, r == 0 ? 2.6 : 1.6, kPar);
-        w.omp_team_end(r, t, r == 0 ? 2.6 : 1.6);
-      }
-      w.omp_join(r, r == 0 ? 2.7 : 1.7);
-    }
-    w.send(0, 2.8, 2.9, 1, 7, 64);
-    w.recv(1, 1.8, 2.95, 0, 7, 64);
-    for (int r = 0; r < 2; ++r) {
-      w.finalize(r, r == 0 ? 4.0 : 4.1, 4.5);
-      w.leave(r, 5.0, "main");
-      w.program_end(r, 5.0);
-    }
+    write_late_sender_by_worker(w);
     w.write(dir / "t");
     const RunResult run = run_cpreplay(
         processes,
@@ -137,6 +143,40 @@ TEST(OpenMpRootCause, LateSenderCausedBySlowWorker_HandComputed) {
     EXPECT_NEAR(cause["long_term_s"].number, 0.9, kEps);
     EXPECT_NEAR(cause["short_term_s"].number, 0.0, kEps);
     EXPECT_EQ(cause["rank_names"].string, "rank 0");
+  }
+}
+
+// The same run with rank 0's clock 1.5 s ahead (every thread of it): its message arrives before
+// it was sent. --time-correct moves rank 0 back by the smallest shift that removes every
+// violation and its worker thread with it (one clock per process), so the OpenMP barrier delay
+// inside rank 0 is the one of the unskewed run (the worker's interval starts at the master's
+// fork: a worker left behind would count the clock difference as fork time), and the Late
+// Sender is the unskewed 1.0 plus what the shift leaves of the skew.
+TEST(OpenMpRootCause, TimeCorrectMovesThreadsWithTheirMaster) {
+  for (int processes : {2, 1}) {
+    TempDir dir;
+    TraceWriter w(2);
+    write_late_sender_by_worker(w, 1.5);
+    w.write(dir / "t");
+    const RunResult run = run_cpreplay(
+        processes, {"-q", "--time-correct", "-o", dir / "r.cubex", "--json", dir / "s.json",
+                    dir / "t/traces.otf2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const CubeFile cube = read_cube(dir / "r.cubex");
+    const Json summary = read_json_file(dir / "s.json");
+    const Json& correction = summary["time_correction"];
+    EXPECT_EQ(correction["moved_ranks"].number, 1);
+    const double shift = correction["max_shift_s"].number;
+    EXPECT_GT(shift, 1.3);
+    EXPECT_LE(shift, 1.5 + kEps);
+    const std::string work = kMainPar + "/work";
+    EXPECT_NEAR(cube.value("delay_ompbarrier", kMainPar, 1), 0.1, kEps) << processes;
+    EXPECT_NEAR(cube.value("delay_ompbarrier", work, 1), 0.9, kEps) << processes;
+    EXPECT_NEAR(total(cube, "delay_ompbarrier"), 1.0, kEps);
+    EXPECT_NEAR(cube.value("omp_ibarrier_wait", kMainPar + "/" + kIbar, 0), 1.0, kEps);
+    EXPECT_NEAR(cube.value("mpi_latesender", kMain + "/MPI_Recv", 2), 1.0 + 1.5 - shift, 1e-6);
+    // The critical path runs through rank 0's worker (its loop makes the message late).
+    EXPECT_NEAR(cube.value("critical_path", work, 1), 1.3, kEps) << processes;
   }
 }
 

@@ -686,29 +686,6 @@ TEST(OpenMp, MpiOnWorkerThread_RefusedWithOneLine) {
   EXPECT_FALSE(file_exists(dir / "r.cubex"));
 }
 
-// Stages that do not follow threads yet refuse their options on hybrid traces (--partial does:
-// openmp_partial_test.cpp).
-TEST(OpenMp, TimeCorrectOnHybrid_RefusedWithOneLine) {
-  TempDir dir;
-  TraceWriter w(1);
-  w.set_threads_per_process(2);
-  begin_rank(w, 0);
-  end_rank(w, 0);
-  w.write(dir / "t");
-  for (const std::string option : {"--time-correct"}) {
-    const RunResult run = run_cpreplay(1, {"-q", option, "--timeline", dir / "tl.json", "-o",
-                                           dir / "r.cubex", dir / "t/traces.otf2"});
-    EXPECT_EQ(run.exit_code, 2) << option;
-    EXPECT_NE(run.err.find(": " + option +
-                           " is not available for hybrid MPI+OpenMP traces yet (rank 0 has 2 "
-                           "threads)"),
-              std::string::npos)
-        << run.err;
-    EXPECT_FALSE(file_exists(dir / "r.cubex"));
-    EXPECT_FALSE(file_exists(dir / "tl.json"));
-  }
-}
-
 // --timeline and --overview follow the threads (views_test.cpp has the scenarios); a worker
 // without events (no parallel region) gets its named tracks and an empty row.
 TEST(OpenMp, TimelineAndOverviewOnHybrid_IdleWorkerHasEmptyTracks) {
