@@ -106,7 +106,6 @@ class Pipeline {
                            : settings_.time_correct ? "--time-correct"
                            : !settings_.timeline.empty() ? "--timeline"
                            : !settings_.overview.empty() ? "--overview"
-                           : !settings_.what_if.empty()  ? "--what-if"
                                                          : nullptr;
       if (option)
         throw UsageError(settings_.anchor + ": " + option +
@@ -297,7 +296,8 @@ class Pipeline {
     if (settings_.no_what_if) return;
     progress_.begin("what-if");
     world_.agree([&] {
-      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_, path_,
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_,
+                                        hybrid_ ? &worker_sev_ : nullptr, path_,
                                         what_if_settings());
     });
     what_if_ran_ = true;
@@ -564,10 +564,10 @@ void run(const Settings& settings, replay::World& world) {
   if (!settings.no_root_cause) p.root_causes();
   if (p.hybrid() && world.rank() == 0)
     std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance and "
-                 "what-if analyses do not follow threads yet and are left out of the report\n");
+                 "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance "
+                 "analysis does not follow threads yet and is left out of the report\n");
   p.reduce();
-  if (!p.hybrid()) p.what_if();
+  p.what_if();
   p.export_views();
   p.write_report();
   p.summarize();
