@@ -1007,6 +1007,7 @@ class RankRetimer {
     struct LockEvent {
       std::uint32_t loc;
       EventIdx event;
+      std::uint32_t team;  ///< the thread team instance it happens in, or UINT32_MAX
     };
     std::unordered_map<std::uint64_t, LockEvent> releases;  // (lock, order) -> its release
     std::vector<std::pair<std::uint64_t, LockEvent>> acquires;
@@ -1045,9 +1046,9 @@ class RankRetimer {
             if (!rec.openmp) break;
             const std::uint64_t key = (std::uint64_t{rec.lock} << 32) | rec.order;
             if (rec.acquire)
-              acquires.push_back({key, LockEvent{loc, e}});
+              acquires.push_back({key, LockEvent{loc, e, team}});
             else
-              releases.emplace(key, LockEvent{loc, e});
+              releases.emplace(key, LockEvent{loc, e, team});
             break;
           }
           default:
@@ -1055,14 +1056,15 @@ class RankRetimer {
         }
       }
     }
-    // A lock acquisition of order k waits for the release of order k - 1. Across parts the
-    // cut between orders them already (the release comes before its team's join, the cut
-    // before the next fork), and each part is replayed from its own start: only within a
-    // part is it a gate.
+    // A lock acquisition of order k waits for the release of order k - 1: a gate between two
+    // threads of one team instance. On one thread its own order has them; across instances
+    // the join before and the fork after (and any cut between) do.
     for (const auto& [key, acq] : acquires) {
       if ((key & 0xFFFFFFFFu) <= 1) continue;
       auto it = releases.find(key - 1);
       if (it == releases.end()) continue;
+      const LockEvent& rel = it->second;
+      if (rel.team != acq.team || rel.team == UINT32_MAX || rel.loc == acq.loc) continue;
       links.push_back(Link{it->second.loc, it->second.event, gates | kWrites});
       links.push_back(Link{acq.loc, acq.event, gates++});
     }

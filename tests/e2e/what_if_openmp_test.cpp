@@ -6,6 +6,8 @@
 // one process per rank and on fewer processes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -231,6 +233,109 @@ TEST(WhatIfOpenMp, CriticalSection_LockOrderHandComputed) {
   EXPECT_NEAR(scenario_path(a, update), 0.5, kTol);
   EXPECT_NEAR(scenario_path(a, "sim.exe/main"), 1.9, kTol);
   EXPECT_NEAR(scenario_path(a, "sim.exe/main/MPI_Finalize"), 0.5, kTol);
+}
+
+// ---- Parts and windows ----------------------------------------------------------------------
+
+// 3 ranks x 3 threads, 6 iterations: a parallel region whose threads take a critical section
+// in turn (the order rotates with the iteration) and work unevenly, then an MPI_Allreduce on
+// the masters (a cut: the run has 7 parts). Parallel regions never contain a cut, so every
+// team is replayed within one part, and the values are the same, to the bit, replayed as one
+// part (the test hook) and one part per window (--window 4).
+TraceWriter critical_loop() {
+  constexpr int kRanks = 3, kThreads = 3, kIterations = 6;
+  TraceWriter w(kRanks);
+  w.set_threads_per_process(kThreads);
+  for (int r = 0; r < kRanks; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.1);
+  }
+  double s = 0.5;
+  for (int i = 0; i < kIterations; ++i) {
+    double end[kRanks];
+    for (int r = 0; r < kRanks; ++r) {
+      w.omp_fork(r, s, kThreads);
+      // The k-th to take the lock is thread (i + k + r) mod 3: after 0.05 s of work, it holds
+      // the lock 0.1 or 0.11 s, then works 0.02 t s more and waits in the implicit barrier.
+      double crit_end[kThreads], got[kThreads], last = 0.0;
+      double free = s + 0.05;
+      for (int k = 0; k < kThreads; ++k) {
+        const int t = (i + k + r) % kThreads;
+        got[t] = free;
+        crit_end[t] = free + 0.1 + 0.01 * ((r + t) % 2);
+        free = crit_end[t];
+        last = std::max(last, crit_end[t] + 0.02 * t);
+      }
+      for (int k = 0; k < kThreads; ++k) {
+        const int t = (i + k + r) % kThreads;
+        const auto order = static_cast<std::uint32_t>(i * kThreads + k + 1);
+        team_in(w, r, t, s + 0.01 * t);
+        w.thread_enter(r, t, s + 0.01 * t, "work");
+        w.thread_leave(r, t, s + 0.05, "work");
+        w.thread_enter(r, t, s + 0.05, kCrit);
+        w.omp_acquire_lock(r, t, got[t], 3, order);
+        w.thread_enter(r, t, got[t], kSblock);
+        w.thread_enter(r, t, got[t], "update");
+        w.thread_leave(r, t, crit_end[t], "update");
+        w.thread_leave(r, t, crit_end[t], kSblock);
+        w.omp_release_lock(r, t, crit_end[t], 3, order);
+        w.thread_leave(r, t, crit_end[t], kCrit);
+        w.thread_enter(r, t, crit_end[t], "tail");
+        w.thread_leave(r, t, crit_end[t] + 0.02 * t, "tail");
+        w.thread_enter(r, t, crit_end[t] + 0.02 * t, kIbar);
+        w.thread_leave(r, t, last + 0.01, kIbar);
+        team_out(w, r, t, last + 0.01);
+      }
+      w.omp_join(r, last + 0.02);
+      end[r] = last + 0.03 + 0.01 * r;
+      w.region(r, "serial", last + 0.02, end[r]);
+    }
+    const double latest = *std::max_element(end, end + kRanks);
+    for (int r = 0; r < kRanks; ++r)
+      w.collective(r, "MPI_Allreduce", end[r], latest + 0.01, CollOpT::Allreduce, 8, 8);
+    s = latest + 0.02;
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    w.finalize(r, s, s + 0.1);
+    w.leave(r, s + 0.2, "main");
+    w.program_end(r, s + 0.2);
+  }
+  return w;
+}
+
+TEST(WhatIfOpenMp, PartsAndWindows_DoNotChangeAValue) {
+  auto run = [](const TempDir& dir, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--what-if", "update=0.5", "--near-critical", "0.05"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return analyze(critical_loop(), dir, 3, args);
+  };
+  TempDir cut, whole, small;
+  const Analysis a = run(cut, {});
+  ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
+  const Analysis b = run(whole, {});
+  ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
+  const Analysis c = run(small, {"--window", "4"});
+  EXPECT_NE(user_scenario(a)["runtime_s"].number, a.json["what_if"]["runtime_s"].number);
+  for (const Analysis* x : {&b, &c}) {
+    EXPECT_EQ(x->json["what_if"]["runtime_s"].number, a.json["what_if"]["runtime_s"].number);
+    EXPECT_EQ(user_scenario(*x)["runtime_s"].number, user_scenario(a)["runtime_s"].number);
+    const Json& p = x->json["what_if"]["callpaths"];
+    const Json& q = a.json["what_if"]["callpaths"];
+    ASSERT_EQ(p.array.size(), q.array.size());
+    for (std::size_t i = 0; i < p.array.size(); ++i)
+      for (const char* key :
+           {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"}) {
+        EXPECT_EQ(p.array[i][key].type, q.array[i][key].type) << key;
+        EXPECT_EQ(p.array[i][key].number, q.array[i][key].number)
+            << p.array[i]["path"].string << " " << key;
+      }
+    EXPECT_TRUE(x->cube.values.at("near_critical_path") == a.cube.values.at("near_critical_path"));
+  }
+  EXPECT_GT(scenario::total(a.cube, "near_critical_path"), 0.0);
+  const RunResult parts =
+      run_cpreplay(3, {"-o", cut / "p.cubex", cut / "t/traces.otf2"});
+  EXPECT_NE(parts.err.find(" 7 parts"), std::string::npos) << parts.err;
 }
 
 // ---- The unchanged run --------------------------------------------------------------------
