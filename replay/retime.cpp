@@ -241,10 +241,11 @@ struct Context {
   int path;            ///< the clock whose critical path is profiled, or -1
 };
 
-/// One held rank's side of the re-timing replay. The driver (Retimer, below) runs each phase
-/// for all held ranks in rank order and does the reductions once per process; the rounds are
-/// those of one process per rank: every rank steps, one exchange moves what they produced
-/// (records to co-located ranks in memory), every rank takes in what came.
+/// One held rank's side of the re-timing replay (its master thread's; in hybrid traces also
+/// one per worker thread, which its master steps beside it). The driver (Retimer, below) runs
+/// each phase for all held ranks in rank order and does the reductions once per process; the
+/// rounds are those of one process per rank: every rank steps, one exchange moves what they
+/// produced (records to co-located ranks in memory), every rank takes in what came.
 class RankRetimer {
  public:
   /// `master`: the rank's master thread's replay, for a worker thread's (docs/what-if.md,
@@ -365,7 +366,9 @@ class RankRetimer {
       const EventKind k = trace_.kind[e];
       // (A worker thread's outermost regions hang below its master's call path, which is not
       // open on the thread: activity_path knows that.)
-      const std::uint32_t cp = threads_ ? activity_path(e) : open.empty() ? UINT32_MAX : open.back();
+      const std::uint32_t cp = threads_       ? activity_path(e)
+                               : open.empty() ? UINT32_MAX
+                                              : open.back();
       if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
         stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
       if (k == EventKind::Enter) {
@@ -2282,8 +2285,9 @@ class RankRetimer {
   bool threads_ = false;       ///< a location of a rank with threads: it has gate links
   EventBits omp_;              ///< events linked to a gate
   std::vector<std::uint32_t> link_;  ///< per linked event: the gate, | kWrites for a writer
-  EventBits omp_events_;             ///< OpenMP events (ThreadFork/Join/Team/Lock)
-  std::vector<std::uint32_t> omp_path_;  ///< per OpenMP event: the call path open at it
+  /// OpenMP events (ThreadFork/Join/Team/Lock) and a worker thread's outermost Enters...
+  EventBits omp_events_;
+  std::vector<std::uint32_t> omp_path_;  ///< ...and the call path of the activity ending there
   std::vector<EventIdx> wstart_;  ///< a worker thread: its first event of each part, then n
   std::vector<Gate> gates_;       ///< a master: its rank's gates
   std::vector<Clk> gate_pool_;    ///< forward: clocks of the gates in use

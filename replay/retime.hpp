@@ -88,6 +88,9 @@ struct RetimeResult {
 /// The shard may hold any number of ranks: each step runs for all of them, records between
 /// them move in memory in the same rounds, and every reduction is exact (integer sums, max,
 /// min), so every value and the round counts are the same for every number of processes.
+/// Hybrid traces (shard.workers): every thread is re-timed beside its master, part by part; its
+/// OpenMP forks, barriers, joins and lock hand-overs bind in memory (docs/what-if.md, "Threads";
+/// the barriers are request.barrier_paths).
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
