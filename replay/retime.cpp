@@ -717,6 +717,7 @@ class RankRetimer {
       bool known;
     };
     std::vector<Open> stack;
+    bool any = false;
     std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
     for (EventIdx e = 0; e < trace_.size() && next < nparts; ++e) {
       for (; next < nparts && part_start(next) == e; ++next)
@@ -727,12 +728,15 @@ class RankRetimer {
             o.known = true;
           }
           part_visits_[next * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+          any = true;
         }
       if (trace_.kind[e] == EventKind::Enter)
         stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
       else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
         stack.pop_back();
     }
+    // A worker thread's parts start outside its regions: usually nothing to keep.
+    if (thread_ != 0 && !any) std::vector<double>().swap(part_visits_);
   }
 
   bool world_like(std::uint32_t c) const {
@@ -1006,14 +1010,14 @@ class RankRetimer {
         links.push_back(Link{0, joins[k], join_gate[k]});
       }
     }
-    std::unordered_map<std::uint64_t, std::uint32_t> barrier_gate;  // (instance, j) -> gate
+    std::vector<std::vector<std::uint32_t>> barrier_gate(forks.size());  // [team][j] -> gate
     struct LockEvent {
+      std::uint64_t key;  ///< (lock << 32) | order
       std::uint32_t loc;
       EventIdx event;
       std::uint32_t team;  ///< the thread team instance it happens in, or UINT32_MAX
     };
-    std::unordered_map<std::uint64_t, LockEvent> releases;  // (lock, order) -> its release
-    std::vector<std::pair<std::uint64_t, LockEvent>> acquires;
+    std::vector<LockEvent> releases, acquires;
     const std::vector<std::uint8_t>& barrier = req_.barrier_paths;
     for (std::size_t l = 0; l < locs; ++l) {
       const LocalTrace& t = at(l).trace_;
@@ -1036,22 +1040,19 @@ class RankRetimer {
             const std::uint32_t cp = t.ref[e];
             if (team == UINT32_MAX || cp >= barrier.size() || !barrier[cp]) break;
             // The j-th barrier of every team member is one instance (analysis/openmp.cpp).
-            auto [it, fresh] =
-                barrier_gate.emplace((std::uint64_t{team} << 32) | seq++, gates);
-            if (fresh) ++gates;
-            links.push_back(Link{loc, e, it->second | kWrites});
+            std::vector<std::uint32_t>& instances = barrier_gate[team];
+            if (seq == instances.size()) instances.push_back(gates++);
+            const std::uint32_t gate = instances[seq++];
+            links.push_back(Link{loc, e, gate | kWrites});
             const EventIdx leave = t.leave_of(e);
-            if (leave != kNoEvent) links.push_back(Link{loc, leave, it->second});
+            if (leave != kNoEvent) links.push_back(Link{loc, leave, gate});
             break;
           }
           case EventKind::ThreadLock: {
             const LockRecord& rec = t.locks[t.ref[e]];
             if (!rec.openmp) break;
-            const std::uint64_t key = (std::uint64_t{rec.lock} << 32) | rec.order;
-            if (rec.acquire)
-              acquires.push_back({key, LockEvent{loc, e, team}});
-            else
-              releases.emplace(key, LockEvent{loc, e, team});
+            const LockEvent x{(std::uint64_t{rec.lock} << 32) | rec.order, loc, e, team};
+            (rec.acquire ? acquires : releases).push_back(x);
             break;
           }
           default:
@@ -1062,15 +1063,20 @@ class RankRetimer {
     // A lock acquisition of order k waits for the release of order k - 1: a gate between two
     // threads of one team instance. On one thread its own order has them; across instances
     // the join before and the fork after (and any cut between) do.
-    for (const auto& [key, acq] : acquires) {
-      if ((key & 0xFFFFFFFFu) <= 1) continue;
-      auto it = releases.find(key - 1);
-      if (it == releases.end()) continue;
-      const LockEvent& rel = it->second;
-      if (rel.team != acq.team || rel.team == UINT32_MAX || rel.loc == acq.loc) continue;
-      links.push_back(Link{it->second.loc, it->second.event, gates | kWrites});
+    auto by_key = [](const LockEvent& a, const LockEvent& b) { return a.key < b.key; };
+    std::stable_sort(releases.begin(), releases.end(), by_key);
+    for (const LockEvent& acq : acquires) {
+      if ((acq.key & 0xFFFFFFFFu) <= 1) continue;
+      const LockEvent probe{acq.key - 1, 0, 0, 0};
+      auto it = std::lower_bound(releases.begin(), releases.end(), probe, by_key);
+      if (it == releases.end() || it->key != probe.key) continue;
+      if (it->team != acq.team || it->team == UINT32_MAX || it->loc == acq.loc) continue;
+      links.push_back(Link{it->loc, it->event, gates | kWrites});
       links.push_back(Link{acq.loc, acq.event, gates++});
     }
+    std::vector<LockEvent>().swap(releases);
+    std::vector<LockEvent>().swap(acquires);
+    std::vector<std::vector<std::uint32_t>>().swap(barrier_gate);
     if (gates >= kWrites - 1)
       throw ReplayError(defs_.anchor_path + ": " + where() +
                         ": more OpenMP synchronizations than the what-if replay handles (2^31)");
@@ -1087,30 +1093,32 @@ class RankRetimer {
     std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
       return a.loc != b.loc ? a.loc < b.loc : a.event < b.event;
     });
-    std::vector<Link> kept;
     gates_.assign(gates, Gate{});
+    std::size_t n_kept = 0;  // compacted in place
     for (std::size_t i = 0; i < links.size(); ++i) {
-      const Link& k = links[i];
+      const Link k = links[i];
       const std::uint32_t g = k.gate & ~kWrites;
       if (i > 0 && links[i - 1].loc == k.loc && links[i - 1].event == k.event) continue;
       if (gate_part[g] == UINT32_MAX || part_of(k.loc, k.event) != gate_part[g]) continue;
-      kept.push_back(k);
       if (k.gate & kWrites)
         ++gates_[g].writers;
       else
         ++gates_[g].readers;
+      links[n_kept++] = k;
     }
-    std::vector<Link>().swap(links);
+    links.resize(n_kept);
+    const std::vector<Link>& kept = links;
     std::vector<Ticks> ready(gates, 0);  // the gate's writers' latest original time
     for (const Link& k : kept)
       if (k.gate & kWrites) ready[k.gate & ~kWrites] =
           std::max(ready[k.gate & ~kWrites], at(k.loc).trace_.time[k.event]);
+    std::size_t next = 0;  // kept is in location order
     for (std::size_t l = 0; l < locs; ++l) {
       RankRetimer& r = at(l);
       r.omp_.resize(r.trace_.size());
       r.link_.clear();
-      for (const Link& k : kept) {
-        if (k.loc != l) continue;
+      for (; next < kept.size() && kept[next].loc == l; ++next) {
+        const Link& k = kept[next];
         const std::uint32_t g = k.gate & ~kWrites;
         if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
         r.omp_.set(k.event);
@@ -1556,6 +1564,8 @@ class RankRetimer {
     if (thread_ != 0) return wstart_[s + 1];
     return s < resets_.size() ? resets_[s] : static_cast<EventIdx>(trace_.size());
   }
+  /// A part's clocks: its current event's, then (masters) its MPI call's Enter.
+  std::size_t stride() const { return thread_ != 0 ? S_ : 2 * S_; }
   std::size_t part_count() const {
     return thread_ != 0 ? wstart_.size() - 1 : resets_.size() + 1;
   }
@@ -1579,9 +1589,9 @@ class RankRetimer {
   void forward_window(std::size_t w0, std::size_t w1) {
     const std::size_t n = w1 - w0;
     parts_.assign(n, Part{});
-    clk_.assign(n * 2 * S_, 0);
+    clk_.assign(n * stride(), 0);
     vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
-    cut_clk_.assign(n * S_, kNeg);
+    if (thread_ == 0) cut_clk_.assign(n * S_, kNeg);
     for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
   }
 
@@ -1677,9 +1687,11 @@ class RankRetimer {
     g.e = g.start;
     g.base = s == 0 ? 0 : reset_m_[s - 1];
     g.cc = s == 0 ? 0 : first_coll_ending_after(g.start);
-    Clk* a = &clk_[slot * 2 * S_];
+    Clk* a = &clk_[slot * stride()];
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
-    for (std::size_t b = 0; b < B_; ++b) vis[b] = part_visits_[s * B_ + b];
+    for (std::size_t b = 0; b < B_; ++b)
+      vis[b] = part_visits_.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                    : part_visits_[s * B_ + b];
     if (thread_ != 0) {
       // A worker thread's part starts at a team begin, which its fork binds (forward_step
       // takes it from here, without the thread's events of earlier parts: the cut between
@@ -1723,7 +1735,7 @@ class RankRetimer {
 
   void finish_part(Part& g, std::size_t slot) {
     g.done = true;
-    const Clk* a = &clk_[slot * 2 * S_];
+    const Clk* a = &clk_[slot * stride()];
     if (thread_ != 0) {
       if (g.stop == trace_.size()) {
         last_clk_.assign(a, a + S_);
@@ -1739,8 +1751,8 @@ class RankRetimer {
 
   /// Replays part g until it needs a record that has not come, or to its end.
   bool forward_step(Part& g, std::size_t slot) {
-    Clk* a = &clk_[slot * 2 * S_];
-    Clk* enter = a + S_;
+    Clk* a = &clk_[slot * stride()];
+    Clk* enter = a + S_;  // a master's only (MPI calls)
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
     const std::uint32_t S = S_;
     bool moved = false;
@@ -1855,7 +1867,10 @@ class RankRetimer {
           if (from < np && best + scaled > a[p] + std::max<Clk>(scaled, 0)) {
             Hop h = hops[from];
             if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
-            if (h.rank >= 0) hops_.push_back(h);
+            if (h.kind == Hop::kThread)
+              thread_hops_.push_back(h);
+            else if (h.rank >= 0)
+              hops_.push_back(h);
           }
         }
         for (std::uint32_t c = 0; c < S; ++c) a[c] = std::max(a[c], next[c]);
@@ -1887,7 +1902,7 @@ class RankRetimer {
       switch (k) {
         case EventKind::Enter: {
           g.cp = trace_.ref[e];
-          if (mpi_path_[g.cp]) std::copy(a, a + S, enter);
+          if (mpi_path_[g.cp] && thread_ == 0) std::copy(a, a + S, enter);
           const int b = slot_of_[g.cp];
           if (b >= 0) vis[b] = visit_factor(e, b);
           break;
@@ -1982,9 +1997,6 @@ class RankRetimer {
                                                      : trace_.enter_of(end);
         }
         break;
-      case Hop::kThread:
-        y = t.b;
-        break;
       default:
         if (t.a < resets_.size()) y = resets_[t.a] - 1;
     }
@@ -1995,33 +2007,85 @@ class RankRetimer {
     return y;
   }
 
-  /// The location of this rank a hop reaches: a thread's for a hop between threads, else the
-  /// master's (MPI events are on masters only). Called on the master.
-  RankRetimer& location_of(const HopTarget& t) {
-    if (t.kind == Hop::kThread && t.a >= 1 && t.a <= team_.size()) return *team_[t.a - 1];
-    return *this;
-  }
-  RankRetimer& thread_location(int thread) {
-    return thread >= 1 && static_cast<std::size_t>(thread) <= team_.size() ? *team_[thread - 1]
-                                                                             : *this;
+  RankRetimer& thread_location(std::uint32_t thread) {
+    return thread >= 1 && thread <= team_.size() ? *team_[thread - 1] : *this;
   }
 
   /// Index of the latest hop strictly before event y, or UINT32_MAX.
-  std::uint32_t hop_before(EventIdx y) const {
-    auto it = std::lower_bound(hops_.begin(), hops_.end(), y,
+  static std::uint32_t latest_before(const std::vector<Hop>& hops, EventIdx y) {
+    auto it = std::lower_bound(hops.begin(), hops.end(), y,
                                [](const Hop& h, EventIdx e) { return h.event < e; });
-    return it == hops_.begin() ? UINT32_MAX
-                               : static_cast<std::uint32_t>(it - hops_.begin() - 1);
+    return it == hops.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - hops.begin() - 1);
+  }
+  std::uint32_t hop_before(EventIdx y) const { return latest_before(hops_, y); }
+
+  // Hops between threads stay on their rank: the list ranking has the MPI hops only, and the
+  // stretch from an MPI hop's target back to the rank's previous MPI hop follows the thread
+  // hops on the way, in memory.
+  static constexpr std::uint32_t kUnknown = UINT32_MAX, kVisiting = UINT32_MAX - 1,
+                                  kNowhere = UINT32_MAX - 2;
+
+  /// On a master: from event y of location `at` of its rank backwards (hops strictly before
+  /// y), through the hops between threads, to the master's MPI hop where the path leaves the
+  /// rank (its index in hops_), or UINT32_MAX. Remembered per hop between threads, so every
+  /// stretch is walked once; a cycle is an error.
+  std::uint32_t resolve(RankRetimer* at, EventIdx y) {
+    std::vector<std::pair<RankRetimer*, std::uint32_t>>& trail = trail_;
+    trail.clear();
+    std::uint32_t result = UINT32_MAX;
+    for (;;) {
+      const std::uint32_t m = at->hop_before(y);
+      const std::uint32_t t = latest_before(at->thread_hops_, y);
+      if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+        result = m;
+        break;
+      }
+      std::uint32_t& memo = at->thread_memo_[t];
+      if (memo == kVisiting)
+        throw ReplayError(defs_.anchor_path + ": " + at->where() + ", event " +
+                          std::to_string(at->thread_hops_[t].event) +
+                          ": the re-timed run's critical path comes back here (a cycle)");
+      if (memo != kUnknown) {
+        result = memo == kNowhere ? UINT32_MAX : memo;
+        break;
+      }
+      memo = kVisiting;
+      trail.emplace_back(at, t);
+      const Hop& h = at->thread_hops_[t];
+      at = &thread_location(h.a);
+      y = h.b;
+    }
+    for (const auto& [loc, t] : trail) loc->thread_memo_[t] = result == UINT32_MAX ? kNowhere : result;
+    return result;
+  }
+
+  /// On a master: credits the path from event y of location `at` back to where resolve ends,
+  /// each stretch on the thread that owns it. Inclusive of y; y = n: the location's end.
+  void credit_from(RankRetimer* at, EventIdx y) {
+    for (;;) {
+      const std::uint32_t m = at->hop_before(y);
+      const std::uint32_t t = latest_before(at->thread_hops_, y);
+      if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+        at->credit(m == UINT32_MAX ? kNoEvent : at->hops_[m].event, y);
+        return;
+      }
+      const Hop& h = at->thread_hops_[t];
+      at->credit(h.event, y);
+      at = &thread_location(h.a);
+      y = h.b;
+    }
   }
 
   // The profiled clock's critical path, per call path on each rank (the driver's
   // path_profile): from the rank whose run ends last, backwards along the hops (ranked by
   // pointer jumping, as the critical path of the trace is), each stretch credited by the rank
-  // that owns it with the scenario's durations (its Factor changes; the waiting is never on the
-  // path).
+  // (the thread) that owns it with the scenario's durations (its Factor changes; the waiting is
+  // never on the path).
   void path_begin() {
-    std::sort(hops_.begin(), hops_.end(),
-              [](const Hop& a, const Hop& b) { return a.event < b.event; });
+    auto by_event = [](const Hop& a, const Hop& b) { return a.event < b.event; };
+    std::sort(hops_.begin(), hops_.end(), by_event);
+    std::sort(thread_hops_.begin(), thread_hops_.end(), by_event);
+    thread_memo_.assign(thread_hops_.size(), kUnknown);
     factor_.assign(tree_.size(), 1.0);
     for (std::size_t c = 0; c < tree_.size(); ++c)
       for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
@@ -2030,12 +2094,12 @@ class RankRetimer {
     profile_.assign(tree_.size(), 0);
   }
 
-  /// The stretch (from, y]: each activity at its scenario duration; at the hop it starts from,
-  /// only the completion after the partner came. Ticks: exact in any order.
-  void credit(std::uint32_t from, EventIdx y) {
+  /// The stretch (x, y]: each activity at its scenario duration; at the hop x it starts from
+  /// (kNoEvent: from the start), only the completion after the partner came. Ticks: exact in
+  /// any order.
+  void credit(EventIdx x, EventIdx y) {
     EventIdx i = 1;
-    if (from != UINT32_MAX) {
-      const EventIdx x = hops_[from].event;
+    if (x != kNoEvent) {
       const std::uint32_t cp = activity_path(x);
       if (cp != UINT32_MAX && sync_.test(x))
         profile_[cp] += std::max<Clk>(
@@ -2051,17 +2115,12 @@ class RankRetimer {
     }
   }
 
-  /// The rank whose run ends last: its last stretch.
-  void credit_sink() {
-    if (trace_.size() > 0)
-      credit(hops_.empty() ? UINT32_MAX : static_cast<std::uint32_t>(hops_.size() - 1),
-             static_cast<EventIdx>(trace_.size() - 1));
-  }
-
   /// This rank's row of the path profile (seconds per call path; all its threads, summed in
   /// ticks), appended to `out`. Called on masters, after which the threads' path_end.
   void path_end(std::vector<double>& out) {
     std::vector<Hop>().swap(hops_);
+    std::vector<Hop>().swap(thread_hops_);
+    std::vector<std::uint32_t>().swap(thread_memo_);
     for (const RankRetimer* w : team_)
       for (std::size_t c = 0; c < profile_.size(); ++c) profile_[c] += w->profile_[c];
     for (std::size_t c = 0; c < profile_.size(); ++c) out.push_back(seconds(profile_[c]));
@@ -2069,6 +2128,8 @@ class RankRetimer {
   }
   void thread_path_end() {
     std::vector<Hop>().swap(hops_);
+    std::vector<Hop>().swap(thread_hops_);
+    std::vector<std::uint32_t>().swap(thread_memo_);
     std::vector<Clk>().swap(profile_);
   }
 
@@ -2275,7 +2336,10 @@ class RankRetimer {
   const int path_;  ///< the clock whose critical path is profiled, or -1
   RankRetimer* const master_;  ///< the rank's master thread's replay (a master's: itself)
   EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
-  std::vector<Hop> hops_;  ///< that clock's hops, by event after the forward replay
+  std::vector<Hop> hops_;  ///< that clock's hops to other ranks, by event after the forward
+  std::vector<Hop> thread_hops_;  ///< ...and to other threads of the rank
+  std::vector<std::uint32_t> thread_memo_;  ///< per thread hop: resolve's answer
+  std::vector<std::pair<RankRetimer*, std::uint32_t>> trail_;  ///< resolve's walk
   Rank sink_ = 0;          ///< the rank whose last event ends that clock's run...
   int sink_thread_ = 0;    ///< ...and its thread
 
@@ -2681,10 +2745,11 @@ class Retimer {
   std::vector<double> path_profile() {
     const RankBlocks& blocks = shard_.blocks;
     for (RankRetimer* r : locs_) r->path_begin();
-    // The list spans processes: a process's nodes are the hops of its locations, one after
-    // another (a rank's master, then its threads: node = first[l] + hop index).
-    std::vector<std::size_t> first(locs_.size() + 1, 0);
-    for (std::size_t l = 0; l < locs_.size(); ++l) first[l + 1] = first[l] + locs_[l]->hops_.size();
+    // The list spans processes: a process's nodes are the hops of its ranks to other ranks,
+    // one rank after another (node = first[i] + hop index); hops between the threads of a rank
+    // are followed in memory (resolve, credit_from).
+    const std::vector<std::size_t> first =
+        offsets([](const RankRetimer& r) { return r.hops_.size(); });
     const std::size_t n = first.back();
     std::uint64_t total = n;
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
@@ -2695,44 +2760,54 @@ class Retimer {
                             std::to_string(total) + " hops, more than it can rank (2^31)");
       });
     auto hop = [&](std::size_t k) -> const Hop& {
-      const std::size_t l = holder(first, k);
-      return locs_[l]->hops_[k - first[l]];
+      const std::size_t i = holder(first, k);
+      return ranks_[i].hops_[k - first[i]];
     };
     auto addressed = [&](std::size_t k) {
-      const std::size_t l = holder(first, k);
-      const Hop& h = locs_[l]->hops_[k - first[l]];
-      return AddressedTarget{h.rank, locs_[l]->me_, HopTarget{h.kind, h.a, h.b}};
+      const std::size_t i = holder(first, k);
+      const Hop& h = ranks_[i].hops_[k - first[i]];
+      return AddressedTarget{h.rank, ranks_[i].me_, HopTarget{h.kind, h.a, h.b}};
     };
     std::vector<NodeRef> next(n);
     world_.agree([&] {
       ask_each<AddressedTarget, std::uint32_t>(
           world_, n, [&](std::size_t k) { return blocks.owner(hop(k).rank); }, addressed,
           [&](Rank, const AddressedTarget& t) {
-            RankRetimer& r = ranks_[shard_.index(t.to)].location_of(t.target);
-            const std::uint32_t succ = r.hop_before(r.hop_target(t.target, t.from));
-            return succ == UINT32_MAX ? UINT32_MAX
-                                      : static_cast<std::uint32_t>(first[r.loc_index_] + succ);
+            const std::size_t i = shard_.index(t.to);
+            RankRetimer& r = ranks_[i];
+            const std::uint32_t succ = r.resolve(&r, r.hop_target(t.target, t.from));
+            return succ == UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(first[i] + succ);
           },
           [&](std::size_t k, std::uint32_t succ) {
             if (succ != UINT32_MAX) next[k] = NodeRef{blocks.owner(hop(k).rank), succ};
           });
     });
+    // The path ends where the run does: the last event of the lowest (rank, thread) whose
+    // run ends last.
     const Rank sink = ranks_.front().sink_;
-    const int sink_thread = ranks_.front().sink_thread_;
+    const auto sink_thread = static_cast<std::uint32_t>(ranks_.front().sink_thread_);
     NodeRef head;
-    if (shard_.holds(sink)) {
-      const RankRetimer& r = ranks_[shard_.index(sink)].thread_location(sink_thread);
-      if (!r.hops_.empty())
-        head = NodeRef{world_.rank(), static_cast<std::uint32_t>(first[r.loc_index_ + 1] - 1)};
-    }
+    world_.agree([&] {
+      if (!shard_.holds(sink)) return;
+      const std::size_t i = shard_.index(sink);
+      RankRetimer& end = ranks_[i].thread_location(sink_thread);
+      const std::uint32_t last =
+          ranks_[i].resolve(&end, static_cast<EventIdx>(end.trace_.size()));
+      if (last != UINT32_MAX)
+        head = NodeRef{world_.rank(), static_cast<std::uint32_t>(first[i] + last)};
+    });
     MPI_Bcast(&head, sizeof head, MPI_BYTE, blocks.owner(sink), world_.comm());
     const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t k) {
-      const std::size_t l = holder(first, k);
-      return defs_.anchor_path + ": " + locs_[l]->where() + ", event " +
-             std::to_string(locs_[l]->hops_[k - first[l]].event) +
+      const std::size_t i = holder(first, k);
+      return defs_.anchor_path + ": rank " + std::to_string(ranks_[i].me_) + ", event " +
+             std::to_string(ranks_[i].hops_[k - first[i]].event) +
              ": the re-timed run's critical path comes back here (a cycle)";
     });
-    if (shard_.holds(sink)) ranks_[shard_.index(sink)].thread_location(sink_thread).credit_sink();
+    if (shard_.holds(sink)) {
+      RankRetimer& r = ranks_[shard_.index(sink)];
+      RankRetimer& end = r.thread_location(sink_thread);
+      r.credit_from(&end, static_cast<EventIdx>(end.trace_.size()));
+    }
     send_each<AddressedTarget>(
         world_, n,
         [&](std::size_t k) {
@@ -2740,9 +2815,8 @@ class Retimer {
         },
         addressed,
         [&](Rank, const AddressedTarget& t) {
-          RankRetimer& r = ranks_[shard_.index(t.to)].location_of(t.target);
-          const EventIdx y = r.hop_target(t.target, t.from);
-          r.credit(r.hop_before(y), y);
+          RankRetimer& r = ranks_[shard_.index(t.to)];
+          r.credit_from(&r, r.hop_target(t.target, t.from));
         });
     std::vector<double> out;
     for (RankRetimer& r : ranks_) r.path_end(out);
