@@ -118,8 +118,8 @@ TEST(Cli, ThreadedTrace_AnalyzedWithNote) {
   const RunResult r = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err,
-            "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance and "
-            "what-if analyses do not follow threads yet and are left out of the report\n");
+            "cpreplay: note: hybrid MPI+OpenMP trace: the critical_path_imbalance analysis does "
+            "not follow threads yet and is left out of the report\n");
   EXPECT_TRUE(file_exists(dir / "r.cubex"));
 }
 
