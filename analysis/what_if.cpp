@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "analysis/openmp.hpp"
 #include "analysis/summary.hpp"
 #include "cpreplay/error.hpp"
 #include "replay/rank_sum.hpp"
@@ -60,6 +61,7 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
 
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
                           const CallTree& tree, const Shard& shard, std::vector<Severity>& sevs,
+                          std::vector<std::vector<Severity>>* thread_sevs,
                           const CriticalPathSummary& path, const WhatIfSettings& settings) {
   const std::size_t n = tree.size();
   const double tps = static_cast<double>(defs.clock.ticks_per_second);
@@ -105,14 +107,27 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   }
   request.clocks = clocks;
   result.clocks = clocks;
-
-  // The slack limit in ticks: δ x the run's length (first to last event over all ranks).
-  Ticks ends[2] = {0, 0};
-  for (const LocalTrace& trace : shard.traces)
-    if (trace.size() > 0) {
-      ends[0] = std::max(ends[0], ~trace.time.front());
-      ends[1] = std::max(ends[1], trace.time.back());
+  if (defs.hybrid()) {
+    // The thread teams' barriers, recognised by name as the OpenMP pass does.
+    request.barrier_paths.assign(n, 0);
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const OmpConstruct k = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+      request.barrier_paths[c] =
+          k == OmpConstruct::ExplicitBarrier || k == OmpConstruct::ImplicitBarrier ? 1 : 0;
     }
+    result.path_profile = path.profile;
+  }
+
+  // The slack limit in ticks: δ x the run's length (first to last event over all locations).
+  Ticks ends[2] = {0, 0};
+  auto extend = [&](const LocalTrace& trace) {
+    if (trace.size() == 0) return;
+    ends[0] = std::max(ends[0], ~trace.time.front());
+    ends[1] = std::max(ends[1], trace.time.back());
+  };
+  for (const LocalTrace& trace : shard.traces) extend(trace);
+  for (const std::vector<LocalTrace>& threads : shard.workers)
+    for (const LocalTrace& trace : threads) extend(trace);
   MPI_Allreduce(MPI_IN_PLACE, ends, 2, MPI_UINT64_T, MPI_MAX, world.comm());
   const Ticks first = ~ends[0], last = ends[1];
   const double length = last >= first ? static_cast<double>(last - first) : 0.0;
@@ -132,7 +147,20 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
     for (std::size_t i = 0; i < shard.size(); ++i)
       for (std::uint32_t c = 0; c < n; ++c)
         sevs[i].at(Metric::NearCriticalPath, c) = r.near_critical[i * n + c];
-    result.near_critical = replay::sum_over_ranks(world, shard.blocks, n, r.near_critical);
+    // Hybrid traces: every thread's row into its location, and the ranks' rows (all their
+    // threads) into the sums.
+    if (thread_sevs != nullptr && !r.thread_near_critical.empty()) {
+      std::size_t row = 0;
+      for (std::size_t i = 0; i < shard.size() && i < thread_sevs->size(); ++i)
+        for (Severity& sev : (*thread_sevs)[i]) {
+          for (std::uint32_t c = 0; c < n; ++c)
+            sev.at(Metric::NearCriticalPath, c) = r.thread_near_critical[row * n + c];
+          ++row;
+        }
+    }
+    result.near_critical = replay::sum_over_ranks(
+        world, shard.blocks, n,
+        r.rank_near_critical.empty() ? r.near_critical : r.rank_near_critical);
   }
   if (!settings.changes.empty()) {
     result.has_scenario = true;
@@ -169,6 +197,9 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
         p.imbalance = sc.imbalance;
       }
     p.near_critical = c < r.near_critical.size() ? r.near_critical[c] : 0.0;
+    // Hybrid traces: the critical path over all thread locations (the summary's call-path
+    // rows are the master threads').
+    if (c < r.path_profile.size()) p.critical_path = r.path_profile[c];
     return p;
   };
   std::vector<char> listed(tree.size(), 0);

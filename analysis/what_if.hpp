@@ -40,7 +40,10 @@ struct WhatIfResult {
     double rebalance = 0.0;
   };
   std::vector<Gains> gains;  ///< the top call paths, by critical-path time
-  std::vector<double> near_critical;  ///< per call path, summed over ranks
+  std::vector<double> near_critical;  ///< per call path, summed over ranks (all threads)
+  /// Hybrid traces: the critical-path profile over all thread locations, per call path (the
+  /// summary's rows have the masters' only); empty for pure-MPI traces.
+  std::vector<double> path_profile;
   bool has_scenario = false;
   std::vector<std::pair<std::string, double>> changes;
   double scenario_runtime = 0.0;
@@ -61,10 +64,13 @@ void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settin
 
 /// Runs the re-timing replay for the top call paths' zeroing, balance and rebalance scenarios
 /// and the user's scenario, and the slack pass; writes near_critical_path into `sevs` (one per
-/// held rank, as shard.traces). `path` is the critical-path summary (its profile picks the top call paths).
-/// MPI: collective on world.
+/// held rank, as shard.traces: its master thread) and, for hybrid traces, `thread_sevs`
+/// ((*thread_sevs)[i][t - 1]: thread t of held rank i, as shard.workers; nullptr for pure MPI).
+/// `path` is the critical-path summary (its profile, over all thread locations, picks the top
+/// call paths). MPI: collective on world.
 WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
                           const CallTree& tree, const Shard& shard, std::vector<Severity>& sevs,
+                          std::vector<std::vector<Severity>>* thread_sevs,
                           const CriticalPathSummary& path, const WhatIfSettings& settings);
 
 /// The summary's what-if block and its finding (balancing pays where a static rebalance would

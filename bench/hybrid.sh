@@ -7,8 +7,10 @@
 # is asserted by the test suite.
 #
 # usage: bench/hybrid.sh [--repeat K] [--build DIR] [--iters N (hybrid; default 4200 = 1.0 M events)]
-#   Both runs do every stage but what-if (--no-what-if: it does not follow threads yet): the
-#   critical path and the root causes run through the threads of the hybrid trace.
+#   Every stage runs (the critical path, the root causes and what-if run through the threads of
+#   the hybrid trace), each trace once with --no-what-if and once with what-if and a scenario
+#   (--what-if loop_body=0.5: the scenario's critical path too); the last column is the what-if
+#   phase's time (process 0's progress line).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build" repeat=3 iters=4200
@@ -35,23 +37,31 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A rows
 for _ in $(seq "$repeat"); do
   for kind in hybrid mpi; do
-    trace=$hyb
-    [ $kind = mpi ] && trace=$mpi
-    mpirun --oversubscribe --bind-to core:overload-allowed -np 4 "$cpreplay" -v \
-      --no-what-if -o "$out/r.cubex" "$trace/traces.otf2" >"$out/out" 2>"$out/err" ||
-      { cat "$out/err" >&2; exit 1; }
-    events=$(sed -n 's/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9]*\) events.*/\1/p' "$out/err")
-    loadt=$(sed -n 's/^cpreplay: events *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/err")
-    analysis=$(grep -o 'analysis [0-9.]* [mu]*s' "$out/out" | head -1 | awk '{print ($3=="ms") ? $2/1000 : $2}')
-    bpe=$(sed -n 's/.*peak memory per process [0-9.]* MB (max), \([0-9.]*\) bytes\/event.*/\1/p' "$out/err")
-    rows[$kind]="${rows[$kind]:-}$(awk -v e="$events" -v l="$loadt" -v a="$analysis" -v b="$bpe" \
-      'BEGIN { printf "%d %.3g %.3g %s\n", e, e / l, e / a, b }')"$'\n'
+    for wi in off on; do
+      trace=$hyb
+      [ $kind = mpi ] && trace=$mpi
+      opts=(--no-what-if)
+      [ $wi = on ] && opts=(--what-if loop_body=0.5)
+      mpirun --oversubscribe --bind-to core:overload-allowed -np 4 "$cpreplay" -v \
+        "${opts[@]}" -o "$out/r.cubex" "$trace/traces.otf2" >"$out/out" 2>"$out/err" ||
+        { cat "$out/err" >&2; exit 1; }
+      events=$(sed -n 's/^cpreplay: events *\.\.\. [0-9.]* s *\([0-9]*\) events.*/\1/p' "$out/err")
+      loadt=$(sed -n 's/^cpreplay: events *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/err")
+      analysis=$(grep -o 'analysis [0-9.]* [mu]*s' "$out/out" | head -1 | awk '{print ($3=="ms") ? $2/1000 : $2}')
+      bpe=$(sed -n 's/.*peak memory per process [0-9.]* MB (max), \([0-9.]*\) bytes\/event.*/\1/p' "$out/err")
+      whatif=$(sed -n 's/^cpreplay: what-if *\.\.\. \([0-9.]*\) s.*/\1/p' "$out/err")
+      rows[$kind-$wi]="${rows[$kind-$wi]:-}$(awk -v e="$events" -v l="$loadt" -v a="$analysis" \
+        -v b="$bpe" -v w="${whatif:--}" 'BEGIN { printf "%d %.3g %.3g %s %s\n", e, e / l, e / a, b, w }')"$'\n'
+    done
   done
 done
 echo "bench/hybrid.sh: $(date -u +%F), load average at start $load, $repeat alternating runs each"
-printf '%-8s %10s %16s %16s %12s\n' trace events "load events/s" "all events/s" "bytes/event"
+printf '%-8s %-8s %10s %16s %16s %12s %10s\n' trace what-if events "load events/s" "all events/s" \
+  "bytes/event" "what-if s"
 for kind in hybrid mpi; do
-  while read -r e l a b; do
-    [ -n "$e" ] && printf '%-8s %10s %16s %16s %12s\n' "$kind" "$e" "$l" "$a" "$b"
-  done <<< "${rows[$kind]}"
+  for wi in off on; do
+    while read -r e l a b w; do
+      [ -n "$e" ] && printf '%-8s %-8s %10s %16s %16s %12s %10s\n' "$kind" "$wi" "$e" "$l" "$a" "$b" "$w"
+    done <<< "${rows[$kind-$wi]}"
+  done
 done

@@ -96,8 +96,9 @@ struct Hop {
     kCallOf,  ///< the Enter of the MPI call holding event a on `rank`
     kBegin,   ///< the begin of instance b on communicator a
     kCut,     ///< the begin of the a-th cut
+    kThread,  ///< event b of thread a of the same rank (an OpenMP synchronization's partner)
   };
-  EventIdx event = kNoEvent;  ///< the synchronization on this rank
+  EventIdx event = kNoEvent;  ///< the synchronization on this location
   Rank rank = -1;             ///< where the path continues
   std::uint8_t kind = kCallOf;
   std::uint32_t a = 0;
@@ -240,22 +241,28 @@ struct Context {
   int path;            ///< the clock whose critical path is profiled, or -1
 };
 
-/// One held rank's side of the re-timing replay. The driver (Retimer, below) runs each phase
-/// for all held ranks in rank order and does the reductions once per process; the rounds are
-/// those of one process per rank: every rank steps, one exchange moves what they produced
-/// (records to co-located ranks in memory), every rank takes in what came.
+/// One held rank's side of the re-timing replay (its master thread's; in hybrid traces also
+/// one per worker thread, which its master steps beside it). The driver (Retimer, below) runs
+/// each phase for all held ranks in rank order and does the reductions once per process; the
+/// rounds are those of one process per rank: every rank steps, one exchange moves what they
+/// produced (records to co-located ranks in memory), every rank takes in what came.
 class RankRetimer {
  public:
-  RankRetimer(const Context& ctx, const LocalTrace& trace)
+  /// `master`: the rank's master thread's replay, for a worker thread's (docs/what-if.md,
+  /// "Threads"); nullptr for a master.
+  RankRetimer(const Context& ctx, const LocalTrace& trace, RankRetimer* master = nullptr)
       : defs_(ctx.defs), tree_(ctx.tree), trace_(trace), req_(ctx.req),
-        me_(trace.rank), S_(ctx.S), window_(ctx.window), path_(ctx.path) {
+        me_(trace.rank), thread_(trace.thread), S_(ctx.S), window_(ctx.window), path_(ctx.path),
+        master_(master != nullptr ? master : this) {
     // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of
-    // rank R by one tick in the unchanged clock, to show that the replay's check catches it.
+    // rank R (R.T:E: of its thread T) by one tick in the unchanged clock, to show that the
+    // replay's check catches it.
     if (const char* nudge = std::getenv("CPREPLAY_TEST_RETIME_NUDGE")) {
-      int rank = -1;
+      int rank = -1, thread = 0;
       unsigned long event = 0;
-      if (std::sscanf(nudge, "%d:%lu", &rank, &event) == 2 && rank == me_)
-        nudge_ = static_cast<EventIdx>(event);
+      if (std::sscanf(nudge, "%d.%d:%lu", &rank, &thread, &event) == 3 ||
+          std::sscanf(nudge, "%d:%lu", &rank, &event) == 2)
+        if (rank == me_ && thread == thread_) nudge_ = static_cast<EventIdx>(event);
     }
   }
   RankRetimer(const RankRetimer&) = delete;
@@ -279,8 +286,18 @@ class RankRetimer {
   /// The call path of the activity that ends at e (the innermost region open before e).
   std::uint32_t activity_path(EventIdx e) const {
     switch (trace_.kind[e]) {
-      case EventKind::Enter: return parent(trace_.ref[e]);
+      case EventKind::Enter:
+        // A worker thread's outermost regions: their parent (its master's call path at the
+        // fork) is not open on the thread (index_openmp_events).
+        if (thread_ != 0 && omp_path_.size() > 0 && omp_events_.test(e))
+          return omp_path_[omp_events_.rank(e)];
+        return parent(trace_.ref[e]);
       case EventKind::Leave: return trace_.ref[e];
+      case EventKind::ThreadFork: case EventKind::ThreadJoin: case EventKind::ThreadTeam:
+      case EventKind::ThreadLock:
+        // Looked up, not searched: the region enclosing an OpenMP event may lie far back.
+        if (omp_path_.size() > 0) return omp_path_[omp_events_.rank(e)];
+        [[fallthrough]];
       default: {
         const EventIdx call = trace_.call_of(e);
         return call == kNoEvent ? UINT32_MAX : trace_.ref[call];
@@ -347,7 +364,11 @@ class RankRetimer {
     std::vector<std::uint32_t> open;  // call paths of the open regions
     for (EventIdx e = 0; e < trace_.size(); ++e) {
       const EventKind k = trace_.kind[e];
-      const std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
+      // (A worker thread's outermost regions hang below its master's call path, which is not
+      // open on the thread: activity_path knows that.)
+      const std::uint32_t cp = threads_       ? activity_path(e)
+                               : open.empty() ? UINT32_MAX
+                                              : open.back();
       if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
         stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
       if (k == EventKind::Enter) {
@@ -643,6 +664,7 @@ class RankRetimer {
     std::vector<EventIdx>().swap(cand_end_);
     std::vector<Ticks>().swap(cand_m_);
     std::vector<std::uint8_t>().swap(disq_);
+    if (!team_.empty()) prepare_openmp();
     // (5) The instances the replay handles, in event order.
     for (const InstanceInfo& info : infos_)
       if (info.entry.type != Bind::None &&
@@ -685,8 +707,9 @@ class RankRetimer {
 
   /// Where each part starts: the open balance visits there.
   void part_visits() {
-    part_visits_.assign((resets_.size() + 1) * B_, std::numeric_limits<double>::quiet_NaN());
-    if (B_ == 0 || resets_.empty()) return;
+    const std::size_t nparts = part_count();
+    part_visits_.assign(nparts * B_, std::numeric_limits<double>::quiet_NaN());
+    if (B_ == 0 || nparts <= 1) return;
     struct Open {
       EventIdx enter;
       int slot;
@@ -694,24 +717,26 @@ class RankRetimer {
       bool known;
     };
     std::vector<Open> stack;
-    std::size_t next = 0;
-    for (EventIdx e = 0; e < trace_.size() && next < resets_.size(); ++e) {
-      if (e == resets_[next]) {
+    bool any = false;
+    std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
+    for (EventIdx e = 0; e < trace_.size() && next < nparts; ++e) {
+      for (; next < nparts && part_start(next) == e; ++next)
         for (Open& o : stack) {
           if (o.slot < 0) continue;
           if (!o.known) {
             o.factor = visit_factor(o.enter, o.slot);
             o.known = true;
           }
-          part_visits_[(next + 1) * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+          part_visits_[next * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+          any = true;
         }
-        ++next;
-      }
       if (trace_.kind[e] == EventKind::Enter)
         stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
       else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
         stack.pop_back();
     }
+    // A worker thread's parts start outside its regions: usually nothing to keep.
+    if (thread_ != 0 && !any) std::vector<double>().swap(part_visits_);
   }
 
   bool world_like(std::uint32_t c) const {
@@ -822,6 +847,371 @@ class RankRetimer {
                     (c.type == Bind::All ||
                      (c.type == Bind::Senders && inst.kind == CollKind::NxN && sent > 0));
     return info;
+  }
+
+  // ---- OpenMP (hybrid traces): a rank's threads synchronize in memory ------------------------
+  // A master replays its rank's worker threads (team_) beside it, part by part. Their OpenMP
+  // synchronizations meet at gates: one per fork, barrier instance, join and lock hand-over,
+  // written by the events whose new times bind (the latest counts) and read by the events they
+  // bind (docs/what-if.md, "Threads"). All threads of a rank are on this process, so a gate is
+  // plain memory, filled and read within a round.
+
+  /// One gate, on the master. 20 B per OpenMP synchronization.
+  struct Gate {
+    std::uint32_t writers = 0;  ///< events whose new times it combines
+    std::uint32_t readers = 0;  ///< events it binds
+    std::uint32_t got = 0;      ///< forward: writes so far; backward: readers' values so far
+    std::uint32_t read = 0;     ///< forward: reads so far
+    std::uint32_t slot = UINT32_MAX;  ///< forward: its clocks in gate_pool_, while in use
+  };
+  /// A location's link to a gate: the gate's index, with kWrites when the event writes it.
+  static constexpr std::uint32_t kWrites = 1u << 31;
+  static constexpr std::uint32_t kNoLink = UINT32_MAX;
+
+  std::uint32_t link_of(EventIdx e) const {
+    return threads_ && omp_.test(e) ? link_[omp_.rank(e)] : kNoLink;
+  }
+
+  std::string where() const {
+    return "rank " + std::to_string(me_) +
+           (thread_ != 0 ? ", thread " + std::to_string(thread_) : std::string());
+  }
+
+  /// The call path of the activity that ends at each OpenMP event (ThreadFork/Join/Team/Lock),
+  /// so that activity_path never searches back for it: the region open there, except that a
+  /// worker thread's team begin, outside any region of its own, ends the time since the fork
+  /// (scout's omp_fork), which belongs to the parallel region the thread enters next. Also a
+  /// worker thread's Enters outside any region (none: the thread runs nothing there).
+  void index_openmp_events() {
+    const std::size_t n = trace_.size();
+    omp_events_.resize(n);
+    std::vector<std::uint32_t> open, paths;
+    for (EventIdx e = 0; e < n; ++e) {
+      const EventKind k = trace_.kind[e];
+      if (k == EventKind::Enter) {
+        if (thread_ != 0 && open.empty()) {
+          omp_events_.set(e);
+          paths.push_back(UINT32_MAX);
+        }
+        open.push_back(trace_.ref[e]);
+      } else if (k == EventKind::Leave) {
+        if (!open.empty()) open.pop_back();
+      } else if (k == EventKind::ThreadFork || k == EventKind::ThreadJoin ||
+                 k == EventKind::ThreadTeam || k == EventKind::ThreadLock) {
+        omp_events_.set(e);
+        std::uint32_t cp = open.empty() ? UINT32_MAX : open.back();
+        if (thread_ != 0 && open.empty() && k == EventKind::ThreadTeam && trace_.ref[e] == 0 &&
+            e + 1 < n && trace_.kind[e + 1] == EventKind::Enter)
+          cp = trace_.ref[e + 1];
+        paths.push_back(cp);
+      }
+    }
+    omp_events_.finish();
+    omp_path_ = std::move(paths);
+  }
+
+  /// Before the cuts are agreed (a master with threads): no cut inside a parallel region, so
+  /// that every team's synchronizations lie in one part.
+  void openmp_disqualify() {
+    auto mark = [&](EventIdx fork, EventIdx join) {
+      auto it = std::upper_bound(cand_end_.begin(), cand_end_.end(), fork);
+      for (; it != cand_end_.end() && *it < join; ++it) disq_[it - cand_end_.begin()] = 1;
+    };
+    EventIdx fork = kNoEvent;
+    for (EventIdx e = 0; e < trace_.size(); ++e) {
+      const EventKind k = trace_.kind[e];
+      if (k == EventKind::ThreadFork) {
+        if (fork != kNoEvent) mark(fork, e);
+        fork = e;
+      } else if (k == EventKind::ThreadJoin && fork != kNoEvent) {
+        mark(fork, e);
+        fork = kNoEvent;
+      }
+    }
+    if (fork != kNoEvent) mark(fork, static_cast<EventIdx>(trace_.size()));
+  }
+
+  /// (4b) A master with threads, once the cuts are known: the part each thread event is
+  /// replayed in, the gates and their links, and each bound event's completion time (the
+  /// master's go with its MPI ones into ready_; the threads' are set here).
+  void prepare_openmp() {
+    const std::size_t locs = team_.size() + 1;
+    auto at = [&](std::size_t l) -> RankRetimer& { return l == 0 ? *this : *team_[l - 1]; };
+    const std::size_t nparts = resets_.size() + 1;
+    auto master_part = [&](EventIdx e) {
+      return static_cast<std::uint32_t>(std::upper_bound(resets_.begin(), resets_.end(), e) -
+                                        resets_.begin());
+    };
+    for (std::size_t l = 0; l < locs; ++l) {
+      at(l).threads_ = true;
+      at(l).index_openmp_events();
+      at(l).reset_m_ = reset_m_;
+    }
+    // The team instances: the master's forks and their joins (nesting is refused on reading).
+    std::vector<EventIdx> forks, joins;
+    std::vector<Ticks> fork_time;
+    for (EventIdx e = 0; e < trace_.size(); ++e) {
+      if (trace_.kind[e] == EventKind::ThreadFork) {
+        forks.push_back(e);
+        fork_time.push_back(trace_.time[e]);
+        joins.push_back(kNoEvent);
+      } else if (trace_.kind[e] == EventKind::ThreadJoin && !joins.empty() &&
+                 joins.back() == kNoEvent) {
+        joins.back() = e;
+      }
+    }
+    // A team begin belongs to the master's latest fork at or before it (analysis/openmp.cpp).
+    auto instance_at = [&](Ticks t) {
+      auto it = std::upper_bound(fork_time.begin(), fork_time.end(), t);
+      return it == fork_time.begin() ? UINT32_MAX
+                                     : static_cast<std::uint32_t>(it - fork_time.begin() - 1);
+    };
+    // A worker's events go to the part of the fork of their team: from a team begin up to the
+    // next one (the events before its first team begin: to that team's part).
+    for (std::size_t l = 1; l < locs; ++l) {
+      RankRetimer& w = at(l);
+      const LocalTrace& t = w.trace_;
+      w.wstart_.assign(nparts + 1, static_cast<EventIdx>(t.size()));
+      std::uint32_t cur = UINT32_MAX;
+      for (EventIdx e = 0; e < t.size(); ++e) {
+        if (t.kind[e] != EventKind::ThreadTeam || t.ref[e] != 0) continue;
+        const std::uint32_t k = instance_at(t.time[e]);
+        const std::uint32_t p = k == UINT32_MAX ? 0 : master_part(forks[k]);
+        if (cur == UINT32_MAX) {
+          for (std::uint32_t s = 0; s <= p; ++s) w.wstart_[s] = 0;
+        } else {
+          for (std::uint32_t s = cur + 1; s <= p; ++s) w.wstart_[s] = e;
+        }
+        cur = cur == UINT32_MAX ? p : std::max(cur, p);
+      }
+      if (cur == UINT32_MAX) w.wstart_[0] = 0;
+    }
+    auto part_of = [&](std::size_t l, EventIdx e) -> std::uint32_t {
+      if (l == 0) return master_part(e);
+      const std::vector<EventIdx>& ws = at(l).wstart_;
+      return static_cast<std::uint32_t>(std::upper_bound(ws.begin(), ws.end(), e) - ws.begin() -
+                                        1);
+    };
+
+    // The links, location by location.
+    struct Link {
+      std::uint32_t loc;
+      EventIdx event;
+      std::uint32_t gate;  ///< with kWrites for a writer
+    };
+    std::vector<Link> links;
+    std::uint32_t gates = 0;
+    std::vector<std::uint32_t> fork_gate(forks.size()), join_gate(forks.size(), UINT32_MAX);
+    for (std::size_t k = 0; k < forks.size(); ++k) {
+      fork_gate[k] = gates++;
+      links.push_back(Link{0, forks[k], fork_gate[k] | kWrites});
+      if (joins[k] != kNoEvent) {
+        join_gate[k] = gates++;
+        links.push_back(Link{0, joins[k], join_gate[k]});
+      }
+    }
+    std::vector<std::vector<std::uint32_t>> barrier_gate(forks.size());  // [team][j] -> gate
+    struct LockEvent {
+      std::uint64_t key;  ///< (lock << 32) | order
+      std::uint32_t loc;
+      EventIdx event;
+      std::uint32_t team;  ///< the thread team instance it happens in, or UINT32_MAX
+    };
+    std::vector<LockEvent> releases, acquires;
+    const std::vector<std::uint8_t>& barrier = req_.barrier_paths;
+    for (std::size_t l = 0; l < locs; ++l) {
+      const LocalTrace& t = at(l).trace_;
+      const auto loc = static_cast<std::uint32_t>(l);
+      std::uint32_t team = UINT32_MAX, seq = 0;
+      for (EventIdx e = 0; e < t.size(); ++e) {
+        switch (t.kind[e]) {
+          case EventKind::ThreadTeam:
+            if (t.ref[e] == 0) {
+              team = instance_at(t.time[e]);
+              seq = 0;
+              if (l > 0 && team != UINT32_MAX) links.push_back(Link{loc, e, fork_gate[team]});
+            } else {
+              if (l > 0 && team != UINT32_MAX && join_gate[team] != UINT32_MAX)
+                links.push_back(Link{loc, e, join_gate[team] | kWrites});
+              team = UINT32_MAX;
+            }
+            break;
+          case EventKind::Enter: {
+            const std::uint32_t cp = t.ref[e];
+            if (team == UINT32_MAX || cp >= barrier.size() || !barrier[cp]) break;
+            // The j-th barrier of every team member is one instance (analysis/openmp.cpp).
+            std::vector<std::uint32_t>& instances = barrier_gate[team];
+            if (seq == instances.size()) instances.push_back(gates++);
+            const std::uint32_t gate = instances[seq++];
+            links.push_back(Link{loc, e, gate | kWrites});
+            const EventIdx leave = t.leave_of(e);
+            if (leave != kNoEvent) links.push_back(Link{loc, leave, gate});
+            break;
+          }
+          case EventKind::ThreadLock: {
+            const LockRecord& rec = t.locks[t.ref[e]];
+            if (!rec.openmp) break;
+            const LockEvent x{(std::uint64_t{rec.lock} << 32) | rec.order, loc, e, team};
+            (rec.acquire ? acquires : releases).push_back(x);
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    }
+    // A lock acquisition of order k waits for the release of order k - 1: a gate between two
+    // threads of one team instance. On one thread its own order has them; across instances
+    // the join before and the fork after (and any cut between) do.
+    auto by_key = [](const LockEvent& a, const LockEvent& b) { return a.key < b.key; };
+    std::stable_sort(releases.begin(), releases.end(), by_key);
+    for (const LockEvent& acq : acquires) {
+      if ((acq.key & 0xFFFFFFFFu) <= 1) continue;
+      const LockEvent probe{acq.key - 1, 0, 0, 0};
+      auto it = std::lower_bound(releases.begin(), releases.end(), probe, by_key);
+      if (it == releases.end() || it->key != probe.key) continue;
+      if (it->team != acq.team || it->team == UINT32_MAX || it->loc == acq.loc) continue;
+      links.push_back(Link{it->loc, it->event, gates | kWrites});
+      links.push_back(Link{acq.loc, acq.event, gates++});
+    }
+    std::vector<LockEvent>().swap(releases);
+    std::vector<LockEvent>().swap(acquires);
+    std::vector<std::vector<std::uint32_t>>().swap(barrier_gate);
+    if (gates >= kWrites - 1)
+      throw ReplayError(defs_.anchor_path + ": " + where() +
+                        ": more OpenMP synchronizations than the what-if replay handles (2^31)");
+
+    // Every link of a gate lies in its first writer's part (a trace whose threads disagree
+    // about their teams may say otherwise: such links are dropped), one link per event, and
+    // only gates with writers and readers count.
+    std::vector<std::uint32_t> gate_part(gates, UINT32_MAX);
+    for (Link& k : links)
+      if (k.gate & kWrites) {
+        const std::uint32_t g = k.gate & ~kWrites;
+        if (gate_part[g] == UINT32_MAX) gate_part[g] = part_of(k.loc, k.event);
+      }
+    std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
+      return a.loc != b.loc ? a.loc < b.loc : a.event < b.event;
+    });
+    gates_.assign(gates, Gate{});
+    std::size_t n_kept = 0;  // compacted in place
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const Link k = links[i];
+      const std::uint32_t g = k.gate & ~kWrites;
+      if (i > 0 && links[i - 1].loc == k.loc && links[i - 1].event == k.event) continue;
+      if (gate_part[g] == UINT32_MAX || part_of(k.loc, k.event) != gate_part[g]) continue;
+      if (k.gate & kWrites)
+        ++gates_[g].writers;
+      else
+        ++gates_[g].readers;
+      links[n_kept++] = k;
+    }
+    links.resize(n_kept);
+    const std::vector<Link>& kept = links;
+    std::vector<Ticks> ready(gates, 0);  // the gate's writers' latest original time
+    for (const Link& k : kept)
+      if (k.gate & kWrites) ready[k.gate & ~kWrites] =
+          std::max(ready[k.gate & ~kWrites], at(k.loc).trace_.time[k.event]);
+    std::size_t next = 0;  // kept is in location order
+    for (std::size_t l = 0; l < locs; ++l) {
+      RankRetimer& r = at(l);
+      r.omp_.resize(r.trace_.size());
+      r.link_.clear();
+      for (; next < kept.size() && kept[next].loc == l; ++next) {
+        const Link& k = kept[next];
+        const std::uint32_t g = k.gate & ~kWrites;
+        if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
+        r.omp_.set(k.event);
+        r.link_.push_back(k.gate);
+        if (k.gate & kWrites) continue;
+        if (l == 0) {
+          ready_.push_back(Ready{k.event, ready[g]});
+          continue;
+        }
+        // A thread's bound event ends at the gate's new time plus its completion: from the
+        // later of the gate's writers and its own previous event (not at its part's start,
+        // which no event of an earlier part binds).
+        Ticks from = ready[g];
+        if (k.event > r.wstart_[part_of(l, k.event)])
+          from = std::max(from, r.trace_.time[k.event - 1]);
+        r.sync_.set(k.event);
+        r.gap_.push_back(r.T(k.event) - static_cast<Clk>(from));
+      }
+      r.omp_.finish();
+      if (l > 0) r.sync_.finish();
+    }
+    for (Gate& g : gates_)
+      if (g.writers == 0 || g.readers == 0) g = Gate{};
+  }
+
+  // Forward: a gate's clocks live in gate_pool_ (S clocks, then the thread and the event of
+  // its latest writer in the profiled clock) from its first write to its last read.
+  void gates_forward_begin() {
+    for (Gate& g : gates_) g.got = g.read = 0, g.slot = UINT32_MAX;
+    gate_pool_.clear();
+    gate_free_.clear();
+  }
+
+  void gate_write(std::uint32_t id, const Clk* a, int thread, EventIdx e) {
+    Gate& g = gates_[id];
+    const std::size_t stride = S_ + 2;
+    if (g.slot == UINT32_MAX) {
+      if (!gate_free_.empty()) {
+        g.slot = gate_free_.back();
+        gate_free_.pop_back();
+      } else {
+        g.slot = static_cast<std::uint32_t>(gate_pool_.size() / stride);
+        gate_pool_.resize(gate_pool_.size() + stride);
+      }
+      Clk* c = &gate_pool_[g.slot * stride];
+      std::copy(a, a + S_, c);
+      c[S_] = thread;
+      c[S_ + 1] = e;
+    } else {
+      Clk* c = &gate_pool_[g.slot * stride];
+      // Ties go to the lower thread, so the path does not depend on the order of the steps.
+      if (path_ >= 0 && (a[path_] > c[path_] || (a[path_] == c[path_] && thread < c[S_]))) {
+        c[S_] = thread;
+        c[S_ + 1] = e;
+      }
+      for (std::uint32_t s = 0; s < S_; ++s) c[s] = std::max(c[s], a[s]);
+    }
+    ++g.got;
+  }
+
+  /// The gate's clocks once every writer wrote, else nullptr.
+  const Clk* gate_ready(std::uint32_t id) const {
+    const Gate& g = gates_[id];
+    return g.got >= g.writers && g.slot != UINT32_MAX ? &gate_pool_[g.slot * (S_ + 2)]
+                                                      : nullptr;
+  }
+
+  void gate_read(std::uint32_t id) {
+    Gate& g = gates_[id];
+    if (++g.read >= g.readers && g.slot != UINT32_MAX) {
+      gate_free_.push_back(g.slot);
+      g.slot = UINT32_MAX;
+    }
+  }
+
+  // Backward: a gate collects its readers' latest times less their completion times (the
+  // minimum); its writers wait for all of them.
+  void gates_backward_begin() {
+    for (Gate& g : gates_) g.got = 0;
+    gate_min_.assign(gates_.size(), kPos);
+    std::vector<Clk>().swap(gate_pool_);
+    std::vector<std::uint32_t>().swap(gate_free_);
+  }
+
+  void gate_give(std::uint32_t id, Clk value) {
+    gate_min_[id] = std::min(gate_min_[id], value);
+    ++gates_[id].got;
+  }
+
+  bool gate_given(std::uint32_t id, Clk& value) const {
+    if (gates_[id].got < gates_[id].readers) return false;
+    value = gate_min_[id];
+    return true;
   }
 
   // ---- Transport --------------------------------------------------------------------------
@@ -1164,9 +1554,20 @@ class RankRetimer {
     Clk L = 0;                ///< backward: latest time of event e
   };
 
-  EventIdx part_start(std::size_t s) const { return s == 0 ? 0 : resets_[s - 1]; }
+  /// A master's parts run from cut to cut; a worker thread's are the stretches of its events
+  /// whose thread teams were forked in that part (wstart_).
+  EventIdx part_start(std::size_t s) const {
+    if (thread_ != 0) return wstart_[s];
+    return s == 0 ? 0 : resets_[s - 1];
+  }
   EventIdx part_stop(std::size_t s) const {
+    if (thread_ != 0) return wstart_[s + 1];
     return s < resets_.size() ? resets_[s] : static_cast<EventIdx>(trace_.size());
+  }
+  /// A part's clocks: its current event's, then (masters) its MPI call's Enter.
+  std::size_t stride() const { return thread_ != 0 ? S_ : 2 * S_; }
+  std::size_t part_count() const {
+    return thread_ != 0 ? wstart_.size() - 1 : resets_.size() + 1;
   }
   std::uint32_t first_coll_ending_after(EventIdx e) const {
     return static_cast<std::uint32_t>(
@@ -1180,25 +1581,41 @@ class RankRetimer {
     prefix_.assign(S_, 0);  // per clock: the latest begin of the last cut (M)
     last_.assign(S_, kNeg);
     tmp_.assign(S_, 0);
+    if (thread_ != 0) first_.assign(S_, kPos);
+    if (!team_.empty()) gates_forward_begin();
   }
 
   /// Parts w0 .. w1 - 1 of the run.
   void forward_window(std::size_t w0, std::size_t w1) {
     const std::size_t n = w1 - w0;
     parts_.assign(n, Part{});
-    clk_.assign(n * 2 * S_, 0);
+    clk_.assign(n * stride(), 0);
     vis_.assign(n * std::max<std::size_t>(B_, 1), std::numeric_limits<double>::quiet_NaN());
-    cut_clk_.assign(n * S_, kNeg);
+    if (thread_ == 0) cut_clk_.assign(n * S_, kNeg);
     for (std::size_t i = 0; i < n; ++i) start_forward(parts_[i], w0 + i, i);
   }
 
-  /// One round's steps of every part; `unfinished` is set if a part is not done.
+  /// One round's steps of every part; `unfinished` is set if a part is not done. A master
+  /// steps its worker threads too (the same parts): they meet in memory, so each part is
+  /// stepped on all of the rank's threads in turn until none moves.
   bool forward_round(bool& unfinished) {
     bool moved = false;
     for (std::size_t i = 0; i < parts_.size(); ++i) {
-      if (parts_[i].done) continue;
-      moved |= forward_step(parts_[i], i);
+      if (team_.empty()) {
+        if (parts_[i].done) continue;
+        moved |= forward_step(parts_[i], i);
+        if (!parts_[i].done) unfinished = true;
+        continue;
+      }
+      for (bool any = true; any;) {
+        any = !parts_[i].done && forward_step(parts_[i], i);
+        for (RankRetimer* w : team_)
+          if (!w->parts_[i].done) any = w->forward_step(w->parts_[i], i) || any;
+        moved = moved || any;
+      }
       if (!parts_[i].done) unfinished = true;
+      for (const RankRetimer* w : team_)
+        if (!w->parts_[i].done) unfinished = true;
     }
     return moved;
   }
@@ -1209,6 +1626,19 @@ class RankRetimer {
   void forward_join(std::size_t w0, std::size_t w1, const std::vector<Clk>& global,
                     const std::vector<int>& who) {
     const std::size_t n = w1 - w0;
+    if (thread_ != 0) {
+      // A worker thread: its first and last events' times, from the start of their parts.
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t s = w0 + i;
+        if (first_part_ == s)
+          for (std::uint32_t c = 0; c < S_; ++c) first_[c] = prefix_[c] + first_clk_[c];
+        if (last_part_ == s)
+          for (std::uint32_t c = 0; c < S_; ++c) last_[c] = prefix_[c] + last_clk_[c];
+        if (s < reset_m_.size())
+          for (std::uint32_t c = 0; c < S_; ++c) prefix_[c] += global[i * S_ + c];
+      }
+      return;
+    }
     const std::size_t cuts = w0 < resets_.size() ? std::min(w1, resets_.size()) - w0 : 0;
     if (path_ >= 0)
       for (std::size_t i = 0; i < cuts; ++i)
@@ -1236,10 +1666,11 @@ class RankRetimer {
   }
 
   /// After the last window, with the runtime and the profiled clock's last rank agreed.
-  void forward_end(const std::vector<Clk>& runtime, Clk t_max, Rank sink) {
+  void forward_end(const std::vector<Clk>& runtime, Clk t_max, Rank sink, int sink_thread) {
     runtime_ = runtime;
     t_max_ = t_max;
     sink_ = sink;
+    sink_thread_ = sink_thread;
     std::sort(released_events_.begin(), released_events_.end());
     // Records nobody waits for any more (released constraints) are dropped.
     inbox_.clear();
@@ -1256,9 +1687,25 @@ class RankRetimer {
     g.e = g.start;
     g.base = s == 0 ? 0 : reset_m_[s - 1];
     g.cc = s == 0 ? 0 : first_coll_ending_after(g.start);
-    Clk* a = &clk_[slot * 2 * S_];
+    Clk* a = &clk_[slot * stride()];
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
-    for (std::size_t b = 0; b < B_; ++b) vis[b] = part_visits_[s * B_ + b];
+    for (std::size_t b = 0; b < B_; ++b)
+      vis[b] = part_visits_.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                    : part_visits_[s * B_ + b];
+    if (thread_ != 0) {
+      // A worker thread's part starts at a team begin, which its fork binds (forward_step
+      // takes it from here, without the thread's events of earlier parts: the cut between
+      // orders them); anything else keeps its distance to the part's start.
+      if (g.start >= g.stop) {
+        g.done = true;
+        return;
+      }
+      const Clk init = sync_.test(g.start) ? kNeg : T(g.start) - g.base;
+      for (std::uint32_t c = 0; c < S_; ++c) a[c] = init;
+      g.prev = T(g.start);
+      g.cp = activity_path(g.start);
+      return;
+    }
     if (g.start >= g.stop) {
       g.done = true;
       if (s < resets_.size() && error_.empty())
@@ -1288,7 +1735,14 @@ class RankRetimer {
 
   void finish_part(Part& g, std::size_t slot) {
     g.done = true;
-    const Clk* a = &clk_[slot * 2 * S_];
+    const Clk* a = &clk_[slot * stride()];
+    if (thread_ != 0) {
+      if (g.stop == trace_.size()) {
+        last_clk_.assign(a, a + S_);
+        last_part_ = g.index;
+      }
+      return;
+    }
     if (g.index < resets_.size())
       std::copy(a, a + S_, &cut_clk_[slot * S_]);
     else
@@ -1297,18 +1751,23 @@ class RankRetimer {
 
   /// Replays part g until it needs a record that has not come, or to its end.
   bool forward_step(Part& g, std::size_t slot) {
-    Clk* a = &clk_[slot * 2 * S_];
-    Clk* enter = a + S_;
+    Clk* a = &clk_[slot * stride()];
+    Clk* enter = a + S_;  // a master's only (MPI calls)
     double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
     const std::uint32_t S = S_;
     bool moved = false;
     constexpr std::size_t kMaxPartners = 8;
     const Clk* partners[kMaxPartners];
     std::uint64_t keys[kMaxPartners];
+    std::uint32_t gate_of[kMaxPartners];  // a thread's gate, or kNoLink: a record in inbox_
     Hop hops[kMaxPartners];  // where each partner's time comes from (for the profiled clock)
     while (g.e < g.stop) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
+      const std::uint32_t link = link_of(e);
+      // A worker thread's activities as activity_path has them (its outermost regions' parent
+      // is its master's call path, not open on the thread).
+      if (thread_ != 0) g.cp = activity_path(e);
       const bool recv = (k == EventKind::Recv || k == EventKind::Irecv) && recvd_.test(e);
       // Records that go out before this event may wait: a blocking receive's request.
       if (g.shipped != e) {
@@ -1328,6 +1787,7 @@ class RankRetimer {
             missing = true;
           } else if (np < kMaxPartners) {
             keys[np] = key;
+            gate_of[np] = kNoLink;
             hops[np] = hop;
             partners[np++] = pool_at(value);
           }
@@ -1357,11 +1817,29 @@ class RankRetimer {
           }
           need(key_of(kDownF, c.comm, c.k), Hop{e, -1, Hop::kBegin, c.comm, c.k});
         }
+        if (link != kNoLink && !(link & kWrites)) {
+          // An OpenMP synchronization: the gate holds its writers' latest new time once all
+          // of them wrote, and which thread's event that was.
+          const Clk* c = master_->gate_ready(link);
+          if (c == nullptr) {
+            missing = true;
+          } else if (np < kMaxPartners) {
+            keys[np] = 0;
+            gate_of[np] = link;
+            hops[np] = Hop{e, me_, Hop::kThread, static_cast<std::uint32_t>(c[S]),
+                           static_cast<std::uint32_t>(c[S + 1])};
+            partners[np++] = c;
+          }
+        }
         if (missing) return moved;
       }
       // The new times.
       const Clk t = T(e);
-      if (np == 0) {
+      if (np == 0 && thread_ != 0 && e == g.start) {
+        // A worker thread's part start replayed without its fork (a stall): its distance to
+        // the part's start.
+        for (std::uint32_t c = 0; c < S; ++c) a[c] = t - g.base;
+      } else if (np == 0) {
         const Clk d = t - g.prev;
         for (std::uint32_t c = 0; c < S; ++c) a[c] += d;
         if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
@@ -1389,11 +1867,18 @@ class RankRetimer {
           if (from < np && best + scaled > a[p] + std::max<Clk>(scaled, 0)) {
             Hop h = hops[from];
             if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
-            if (h.rank >= 0) hops_.push_back(h);
+            if (h.kind == Hop::kThread)
+              thread_hops_.push_back(h);
+            else if (h.rank >= 0)
+              hops_.push_back(h);
           }
         }
         for (std::uint32_t c = 0; c < S; ++c) a[c] = std::max(a[c], next[c]);
         for (std::size_t i = 0; i < np; ++i) {
+          if (gate_of[i] != kNoLink) {
+            master_->gate_read(gate_of[i]);
+            continue;
+          }
           Clk value = 0;
           inbox_.find(keys[i], value);
           pool_free(value);
@@ -1401,15 +1886,23 @@ class RankRetimer {
         }
       }
       if (e == nudge_) ++a[0];
-      if (a[0] != t - g.base && error_.empty())
-        error_ = defs_.anchor_path + ": rank " + std::to_string(me_) + ", event " +
-                 std::to_string(e) + ": the re-timing replay with nothing changed moved it by " +
+      if (a[0] != t - g.base && error_.empty()) {
+        error_ = defs_.anchor_path + ": " + where() + ", event " + std::to_string(e) +
+                 ": the re-timing replay with nothing changed moved it by " +
                  std::to_string(a[0] - (t - g.base)) + " ticks";
+        error_time_ = trace_.time[e];
+      }
+      if (link != kNoLink && (link & kWrites))
+        master_->gate_write(link & ~kWrites, a, thread_, e);
+      if (e == 0 && thread_ != 0) {
+        first_clk_.assign(a, a + S);
+        first_part_ = g.index;
+      }
       // What the event opens, closes or ships.
       switch (k) {
         case EventKind::Enter: {
           g.cp = trace_.ref[e];
-          if (mpi_path_[g.cp]) std::copy(a, a + S, enter);
+          if (mpi_path_[g.cp] && thread_ == 0) std::copy(a, a + S, enter);
           const int b = slot_of_[g.cp];
           if (b >= 0) vis[b] = visit_factor(e, b);
           break;
@@ -1508,28 +2001,91 @@ class RankRetimer {
         if (t.a < resets_.size()) y = resets_[t.a] - 1;
     }
     if (y == kNoEvent || y >= trace_.size())
-      throw ReplayError(defs_.anchor_path + ": rank " + std::to_string(me_) +
+      throw ReplayError(defs_.anchor_path + ": " + where() +
                         ": the re-timed run's critical path comes from rank " +
                         std::to_string(source) + " to an event it does not have");
     return y;
   }
 
+  RankRetimer& thread_location(std::uint32_t thread) {
+    return thread >= 1 && thread <= team_.size() ? *team_[thread - 1] : *this;
+  }
+
   /// Index of the latest hop strictly before event y, or UINT32_MAX.
-  std::uint32_t hop_before(EventIdx y) const {
-    auto it = std::lower_bound(hops_.begin(), hops_.end(), y,
+  static std::uint32_t latest_before(const std::vector<Hop>& hops, EventIdx y) {
+    auto it = std::lower_bound(hops.begin(), hops.end(), y,
                                [](const Hop& h, EventIdx e) { return h.event < e; });
-    return it == hops_.begin() ? UINT32_MAX
-                               : static_cast<std::uint32_t>(it - hops_.begin() - 1);
+    return it == hops.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - hops.begin() - 1);
+  }
+  std::uint32_t hop_before(EventIdx y) const { return latest_before(hops_, y); }
+
+  // Hops between threads stay on their rank: the list ranking has the MPI hops only, and the
+  // stretch from an MPI hop's target back to the rank's previous MPI hop follows the thread
+  // hops on the way, in memory.
+  static constexpr std::uint32_t kUnknown = UINT32_MAX, kVisiting = UINT32_MAX - 1,
+                                  kNowhere = UINT32_MAX - 2;
+
+  /// On a master: from event y of location `at` of its rank backwards (hops strictly before
+  /// y), through the hops between threads, to the master's MPI hop where the path leaves the
+  /// rank (its index in hops_), or UINT32_MAX. Remembered per hop between threads, so every
+  /// stretch is walked once; a cycle is an error.
+  std::uint32_t resolve(RankRetimer* at, EventIdx y) {
+    std::vector<std::pair<RankRetimer*, std::uint32_t>>& trail = trail_;
+    trail.clear();
+    std::uint32_t result = UINT32_MAX;
+    for (;;) {
+      const std::uint32_t m = at->hop_before(y);
+      const std::uint32_t t = latest_before(at->thread_hops_, y);
+      if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+        result = m;
+        break;
+      }
+      std::uint32_t& memo = at->thread_memo_[t];
+      if (memo == kVisiting)
+        throw ReplayError(defs_.anchor_path + ": " + at->where() + ", event " +
+                          std::to_string(at->thread_hops_[t].event) +
+                          ": the re-timed run's critical path comes back here (a cycle)");
+      if (memo != kUnknown) {
+        result = memo == kNowhere ? UINT32_MAX : memo;
+        break;
+      }
+      memo = kVisiting;
+      trail.emplace_back(at, t);
+      const Hop& h = at->thread_hops_[t];
+      at = &thread_location(h.a);
+      y = h.b;
+    }
+    for (const auto& [loc, t] : trail) loc->thread_memo_[t] = result == UINT32_MAX ? kNowhere : result;
+    return result;
+  }
+
+  /// On a master: credits the path from event y of location `at` back to where resolve ends,
+  /// each stretch on the thread that owns it. Inclusive of y; y = n: the location's end.
+  void credit_from(RankRetimer* at, EventIdx y) {
+    for (;;) {
+      const std::uint32_t m = at->hop_before(y);
+      const std::uint32_t t = latest_before(at->thread_hops_, y);
+      if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+        at->credit(m == UINT32_MAX ? kNoEvent : at->hops_[m].event, y);
+        return;
+      }
+      const Hop& h = at->thread_hops_[t];
+      at->credit(h.event, y);
+      at = &thread_location(h.a);
+      y = h.b;
+    }
   }
 
   // The profiled clock's critical path, per call path on each rank (the driver's
   // path_profile): from the rank whose run ends last, backwards along the hops (ranked by
   // pointer jumping, as the critical path of the trace is), each stretch credited by the rank
-  // that owns it with the scenario's durations (its Factor changes; the waiting is never on the
-  // path).
+  // (the thread) that owns it with the scenario's durations (its Factor changes; the waiting is
+  // never on the path).
   void path_begin() {
-    std::sort(hops_.begin(), hops_.end(),
-              [](const Hop& a, const Hop& b) { return a.event < b.event; });
+    auto by_event = [](const Hop& a, const Hop& b) { return a.event < b.event; };
+    std::sort(hops_.begin(), hops_.end(), by_event);
+    std::sort(thread_hops_.begin(), thread_hops_.end(), by_event);
+    thread_memo_.assign(thread_hops_.size(), kUnknown);
     factor_.assign(tree_.size(), 1.0);
     for (std::size_t c = 0; c < tree_.size(); ++c)
       for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
@@ -1538,12 +2094,12 @@ class RankRetimer {
     profile_.assign(tree_.size(), 0);
   }
 
-  /// The stretch (from, y]: each activity at its scenario duration; at the hop it starts from,
-  /// only the completion after the partner came. Ticks: exact in any order.
-  void credit(std::uint32_t from, EventIdx y) {
+  /// The stretch (x, y]: each activity at its scenario duration; at the hop x it starts from
+  /// (kNoEvent: from the start), only the completion after the partner came. Ticks: exact in
+  /// any order.
+  void credit(EventIdx x, EventIdx y) {
     EventIdx i = 1;
-    if (from != UINT32_MAX) {
-      const EventIdx x = hops_[from].event;
+    if (x != kNoEvent) {
       const std::uint32_t cp = activity_path(x);
       if (cp != UINT32_MAX && sync_.test(x))
         profile_[cp] += std::max<Clk>(
@@ -1559,17 +2115,21 @@ class RankRetimer {
     }
   }
 
-  /// The rank whose run ends last: its last stretch.
-  void credit_sink() {
-    if (trace_.size() > 0)
-      credit(hops_.empty() ? UINT32_MAX : static_cast<std::uint32_t>(hops_.size() - 1),
-             static_cast<EventIdx>(trace_.size() - 1));
-  }
-
-  /// This rank's row of the path profile (seconds per call path), appended to `out`.
+  /// This rank's row of the path profile (seconds per call path; all its threads, summed in
+  /// ticks), appended to `out`. Called on masters, after which the threads' path_end.
   void path_end(std::vector<double>& out) {
     std::vector<Hop>().swap(hops_);
+    std::vector<Hop>().swap(thread_hops_);
+    std::vector<std::uint32_t>().swap(thread_memo_);
+    for (const RankRetimer* w : team_)
+      for (std::size_t c = 0; c < profile_.size(); ++c) profile_[c] += w->profile_[c];
     for (std::size_t c = 0; c < profile_.size(); ++c) out.push_back(seconds(profile_[c]));
+    std::vector<Clk>().swap(profile_);
+  }
+  void thread_path_end() {
+    std::vector<Hop>().swap(hops_);
+    std::vector<Hop>().swap(thread_hops_);
+    std::vector<std::uint32_t>().swap(thread_memo_);
     std::vector<Clk>().swap(profile_);
   }
 
@@ -1577,6 +2137,7 @@ class RankRetimer {
   // The backward replay, in phases the driver runs for every held rank (Retimer::backward).
   void backward_begin() {
     near_critical_.assign(tree_.size(), 0);
+    if (!team_.empty()) gates_backward_begin();
     // Hosts answer at once where no binding member covers a source.
     for (auto& [key, h] : hosted_)
       host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
@@ -1590,10 +2151,24 @@ class RankRetimer {
 
   bool backward_round(bool& unfinished) {
     bool moved = false;
-    for (Part& g : parts_) {
-      if (g.done) continue;
-      moved |= backward_step(g);
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      Part& g = parts_[i];
+      if (team_.empty()) {
+        if (g.done) continue;
+        moved |= backward_step(g);
+        if (!g.done) unfinished = true;
+        continue;
+      }
+      // As forward: the rank's threads in turn until none moves.
+      for (bool any = true; any;) {
+        any = !g.done && backward_step(g);
+        for (RankRetimer* w : team_)
+          if (!w->parts_[i].done) any = w->backward_step(w->parts_[i]) || any;
+        moved = moved || any;
+      }
       if (!g.done) unfinished = true;
+      for (const RankRetimer* w : team_)
+        if (!w->parts_[i].done) unfinished = true;
     }
     return moved;
   }
@@ -1619,8 +2194,9 @@ class RankRetimer {
     }
     g.e = g.stop - 1;
     // The cut that ends the part: every rank's begin may come as late as the latest one did
-    // (that begin is on the critical path). The last part ends with the run.
-    g.L = s < resets_.size() ? reset_m_[s] : t_max_;
+    // (that begin is on the critical path). The last part ends with the run. A worker
+    // thread's events of the part come before its master's part of the cut.
+    g.L = s < reset_m_.size() ? reset_m_[s] : t_max_;
     g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
   }
 
@@ -1635,6 +2211,7 @@ class RankRetimer {
     for (;;) {
       const EventIdx e = g.e;
       const EventKind k = trace_.kind[e];
+      const std::uint32_t link = link_of(e);
       // The collective whose begin e may be: the first entry ending after e.
       const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
                                           colls_[g.cc].source && colls_[g.cc].type != Bind::Reset
@@ -1648,7 +2225,11 @@ class RankRetimer {
           if (w.at == e && !inbox_.find(w.key, v)) missing = true;
         if (begin_of != nullptr && !inbox_.find(key_of(kDownB, begin_of->comm, begin_of->k), v))
           missing = true;
+        // An OpenMP synchronization's writer: the latest times its readers allow.
+        if (link != kNoLink && (link & kWrites) && !master_->gate_given(link & ~kWrites, v))
+          missing = true;
         if (missing) return moved;
+        if (link != kNoLink && (link & kWrites)) g.L = std::min(g.L, v);
         auto take = [&](std::uint64_t key) {
           Clk value = kPos;
           inbox_.find(key, value);
@@ -1665,14 +2246,17 @@ class RankRetimer {
                       g.waits.end());
       // (2) The activity that ends here, and the synchronization it completes.
       const bool sync = sync_.test(e) && !released_forward(e);
-      if (e > 0) {
-        const Clk d = T(e) - T(e - 1);
+      // (A worker thread's first event can be a synchronization: a team begin.)
+      if (e > 0 || sync) {
+        const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
         const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
         const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
         const std::uint32_t cp = activity_path(e);
         if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
           near_critical_[cp] += own;
-        if (sync && !(g.index > 0 && e == g.start)) ship_backward(g, e, k, g.L - gap);
+        if (sync && !(thread_ == 0 && g.index > 0 && e == g.start))
+          ship_backward(g, e, k, g.L - gap);
+        if (sync && link != kNoLink && !(link & kWrites)) master_->gate_give(link, g.L - gap);
         register_waits(g, e, k);
         g.L -= own;
       }
@@ -1746,12 +2330,37 @@ class RankRetimer {
   const LocalTrace& trace_;
   const RetimeRequest& req_;
   const Rank me_;
+  const int thread_;  ///< 0: a master thread (all MPI events); else a worker thread
   const std::uint32_t S_;
   const std::size_t window_;
   const int path_;  ///< the clock whose critical path is profiled, or -1
+  RankRetimer* const master_;  ///< the rank's master thread's replay (a master's: itself)
   EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
-  std::vector<Hop> hops_;  ///< that clock's hops, by event after the forward replay
-  Rank sink_ = 0;          ///< the rank whose last event ends that clock's run
+  std::vector<Hop> hops_;  ///< that clock's hops to other ranks, by event after the forward
+  std::vector<Hop> thread_hops_;  ///< ...and to other threads of the rank
+  std::vector<std::uint32_t> thread_memo_;  ///< per thread hop: resolve's answer
+  std::vector<std::pair<RankRetimer*, std::uint32_t>> trail_;  ///< resolve's walk
+  Rank sink_ = 0;          ///< the rank whose last event ends that clock's run...
+  int sink_thread_ = 0;    ///< ...and its thread
+
+  // OpenMP (hybrid traces).
+  std::vector<RankRetimer*> team_;  ///< a master's worker threads, in thread order
+  std::size_t loc_index_ = 0;  ///< this location in the driver's list (path profile nodes)
+  bool threads_ = false;       ///< a location of a rank with threads: it has gate links
+  EventBits omp_;              ///< events linked to a gate
+  std::vector<std::uint32_t> link_;  ///< per linked event: the gate, | kWrites for a writer
+  /// OpenMP events (ThreadFork/Join/Team/Lock) and a worker thread's outermost Enters...
+  EventBits omp_events_;
+  std::vector<std::uint32_t> omp_path_;  ///< ...and the call path of the activity ending there
+  std::vector<EventIdx> wstart_;  ///< a worker thread: its first event of each part, then n
+  std::vector<Gate> gates_;       ///< a master: its rank's gates
+  std::vector<Clk> gate_pool_;    ///< forward: clocks of the gates in use
+  std::vector<std::uint32_t> gate_free_;
+  std::vector<Clk> gate_min_;     ///< backward: per gate, the readers' latest allowed time
+  std::vector<Clk> first_clk_;    ///< a worker thread: its first event, relative to its part
+  std::vector<Clk> first_;        ///< ...and absolute, per clock, once its part is joined
+  std::size_t first_part_ = SIZE_MAX;
+  std::size_t last_part_ = SIZE_MAX;  ///< a worker thread: the part of its last event
 
   // Scenarios.
   std::vector<Mod> mods_;
@@ -1819,6 +2428,9 @@ class RankRetimer {
   std::vector<Clk> near_critical_;  ///< per call path: ticks
   std::uint64_t released_ = 0;
   std::string error_;
+  /// The original time of the event error_ names (a moved event moves the other threads'
+  /// events after it: the rank reports its earliest).
+  Ticks error_time_ = 0;
 };
 
 /// The per-process driver: every phase for all held ranks in rank order, one exchange per
@@ -1838,6 +2450,17 @@ class Retimer {
                  ? request.path_clock
                  : -1} {
     for (const LocalTrace& trace : shard.traces) ranks_.emplace_back(ctx_, trace);
+    // Hybrid traces: each held rank's worker threads, replayed beside their master.
+    for (std::size_t i = 0; i < shard.workers.size() && i < ranks_.size(); ++i)
+      for (const LocalTrace& thread : shard.workers[i]) {
+        workers_.emplace_back(ctx_, thread, &ranks_[i]);
+        ranks_[i].team_.push_back(&workers_.back());
+      }
+    for (RankRetimer& r : ranks_) {
+      locs_.push_back(&r);
+      for (RankRetimer* w : r.team_) locs_.push_back(w);
+    }
+    for (std::size_t l = 0; l < locs_.size(); ++l) locs_[l]->loc_index_ = l;
   }
 
   RetimeResult run() {
@@ -1845,7 +2468,7 @@ class Retimer {
     const double t0 = MPI_Wtime();
     prepare();
     plan_changes();
-    for (RankRetimer& r : ranks_) r.part_visits();
+    for (RankRetimer* r : locs_) r->part_visits();
     const double t2 = MPI_Wtime();
     result.parts = ranks_.front().resets_.size() + 1;
     forward(result);
@@ -1857,17 +2480,34 @@ class Retimer {
     result.forward_seconds = t3 - t2;
     result.backward_seconds = t4 - t3;
     std::uint64_t released = 0;
-    for (const RankRetimer& r : ranks_) released += r.released();
+    for (const RankRetimer* r : locs_) released += r->released();
     MPI_Allreduce(&released, &result.released, 1, MPI_UINT64_T, MPI_SUM, world_.comm());
-    // The lowest rank's error, as at one process per rank.
+    // The lowest rank's error, as at one process per rank; of a rank's threads, the one at
+    // the earliest event (the master's on a tie).
     world_.agree([&] {
-      for (const RankRetimer& r : ranks_)
-        if (!r.error().empty()) throw ReplayError(r.error());
+      for (const RankRetimer& r : ranks_) {
+        const RankRetimer* first = r.error().empty() ? nullptr : &r;
+        for (const RankRetimer* w : r.team_)
+          if (!w->error().empty() && (first == nullptr || w->error_time_ < first->error_time_))
+            first = w;
+        if (first != nullptr) throw ReplayError(first->error());
+      }
     });
     result.runtime = ranks_.front().runtime_;
     // Sums in ticks: exact, so they do not depend on the order parts and rounds add them.
     for (const RankRetimer& r : ranks_)
       for (const Clk ticks : r.near_critical_) result.near_critical.push_back(r.seconds(ticks));
+    if (!workers_.empty() && req_.slack_limit >= 0.0) {
+      for (const RankRetimer& w : workers_)
+        for (const Clk ticks : w.near_critical_)
+          result.thread_near_critical.push_back(w.seconds(ticks));
+      for (const RankRetimer& r : ranks_)
+        for (std::size_t c = 0; c < r.near_critical_.size(); ++c) {
+          Clk ticks = r.near_critical_[c];
+          for (const RankRetimer* w : r.team_) ticks += w->near_critical_[c];
+          result.rank_near_critical.push_back(r.seconds(ticks));
+        }
+    }
     return result;
   }
 
@@ -1878,7 +2518,10 @@ class Retimer {
     if (ncomms + 1 >= (1u << 24))
       throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
                                             "handles (2^24)");
-    for (RankRetimer& r : ranks_) r.prepare_begin();
+    for (RankRetimer* r : locs_) r->prepare_begin();
+    if (defs_.hybrid())
+      for (RankRetimer& r : ranks_)
+        if (r.team_.empty()) r.index_openmp_events();
     // (1) Collective rules and the cut candidates.
     const TimingSink sink = [&](std::size_t i, const CollInstance* inst, const CollTiming* timing,
                                 std::size_t count) {
@@ -1907,6 +2550,8 @@ class Retimer {
     for (RankRetimer& r : ranks_) r.prepare_separate();
     separate_partners();
     for (RankRetimer& r : ranks_) r.separate_members();
+    for (RankRetimer& r : ranks_)
+      if (!r.team_.empty()) r.openmp_disqualify();
     // (4) The cuts every rank allows. Test hook (tests/e2e/what_if_test.cpp):
     // CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part, which must give the same values.
     std::vector<std::uint8_t> disq(ranks_.front().disq_.size(), 0);
@@ -1985,15 +2630,16 @@ class Retimer {
   }
 
   /// Balance and rebalance need every rank's ticks and visits of their call paths.
+  /// Every thread location counts as one (docs/what-if.md, "Threads").
   void plan_changes() {
-    for (RankRetimer& r : ranks_) r.plan_stats();
+    for (RankRetimer* r : locs_) r->plan_stats();
     std::vector<std::int64_t> global(ranks_.front().stats_.size(), 0);
-    for (const RankRetimer& r : ranks_)
-      for (std::size_t i = 0; i < global.size(); ++i) global[i] += r.stats_[i];
+    for (const RankRetimer* r : locs_)
+      for (std::size_t i = 0; i < global.size(); ++i) global[i] += r->stats_[i];
     if (!global.empty())
       MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), MPI_INT64_T,
                     MPI_SUM, world_.comm());
-    for (RankRetimer& r : ranks_) r.plan_finish(global);
+    for (RankRetimer* r : locs_) r->plan_finish(global);
   }
 
   // ---- Forward -------------------------------------------------------------------------------
@@ -2002,16 +2648,17 @@ class Retimer {
     const std::uint32_t S = S_;
     const int path = ctx_.path;
     const int none = defs_.ranks();
-    for (RankRetimer& r : ranks_) {
-      r.fwd_ex_ = &ex;
-      r.forward_begin();
+    for (RankRetimer* r : locs_) {
+      r->fwd_ex_ = &ex;
+      r->forward_begin();
     }
     const std::vector<EventIdx>& resets = ranks_.front().resets_;
     const std::size_t nparts = resets.size() + 1;
     for (std::size_t w0 = 0; w0 < nparts; w0 += ctx_.window) {
       const std::size_t w1 = std::min(nparts, w0 + ctx_.window);
-      for (RankRetimer& r : ranks_) r.forward_window(w0, w1);
+      for (RankRetimer* r : locs_) r->forward_window(w0, w1);
       for (;;) {
+        // Masters step their threads too (forward_round); records come to masters only.
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.forward_round(unfinished) || moved;
         ex.exchange();
@@ -2021,7 +2668,7 @@ class Retimer {
         MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
         if (flags[0] == 0) break;
         if (flags[1] == 0)
-          for (RankRetimer& r : ranks_) r.release_forward();
+          for (RankRetimer* r : locs_) r->release_forward();
       }
       // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
       const std::size_t cuts = w0 < resets.size() ? std::min(w1, resets.size()) - w0 : 0;
@@ -2050,29 +2697,39 @@ class Retimer {
         MPI_Allreduce(MPI_IN_PLACE, who.data(), static_cast<int>(cuts), MPI_INT, MPI_MIN,
                       world_.comm());
       }
-      for (RankRetimer& r : ranks_) r.forward_join(w0, w1, global, who);
+      for (RankRetimer* r : locs_) r->forward_join(w0, w1, global, who);
     }
-    // Runtime: latest end minus earliest start over all ranks (first events keep their time).
-    std::vector<Clk> global(S + 1, kNeg);
-    for (const RankRetimer& r : ranks_) {
-      for (std::uint32_t c = 0; c < S; ++c) global[c] = std::max(global[c], r.last_[c]);
-      if (r.trace_.size() > 0) global[S] = std::max(global[S], -r.T(0));
+    // Runtime: latest end minus earliest start over all locations, per clock (a master's
+    // first event keeps its time; a worker thread's first one follows its fork).
+    std::vector<Clk> global(2 * S, kNeg);
+    for (const RankRetimer* r : locs_) {
+      for (std::uint32_t c = 0; c < S; ++c) global[c] = std::max(global[c], r->last_[c]);
+      if (r->trace_.size() == 0) continue;
+      for (std::uint32_t c = 0; c < S; ++c)
+        global[S + c] = std::max(global[S + c], r->thread_ == 0 ? -r->T(0) : -r->first_[c]);
     }
-    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(S + 1), MPI_INT64_T, MPI_MAX,
+    MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(2 * S), MPI_INT64_T, MPI_MAX,
                   world_.comm());
     std::vector<Clk> runtime(S, 0);
-    for (std::uint32_t c = 0; c < S; ++c) runtime[c] = global[c] + global[S];
+    for (std::uint32_t c = 0; c < S; ++c) runtime[c] = global[c] + global[S + c];
+    // The profiled clock's run ends on the lowest (rank, thread) whose last event is latest.
     Rank sink = 0;
+    int sink_thread = 0;
     if (path >= 0) {
-      int who = none;
-      for (const RankRetimer& r : ranks_)
-        if (r.trace_.size() > 0 && r.last_[path] == global[path]) who = std::min(who, r.me_);
-      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, world_.comm());
-      sink = who < none ? who : 0;
+      const std::int64_t nobody = std::numeric_limits<std::int64_t>::max();
+      std::int64_t who = nobody;
+      for (const RankRetimer* r : locs_)
+        if (r->trace_.size() > 0 && r->last_[path] == global[path])
+          who = std::min(who, (std::int64_t{r->me_} << 32) | r->thread_);
+      MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT64_T, MPI_MIN, world_.comm());
+      if (who != nobody) {
+        sink = static_cast<Rank>(who >> 32);
+        sink_thread = static_cast<int>(who & 0xFFFFFFFF);
+      }
     }
-    for (RankRetimer& r : ranks_) {
-      r.forward_end(runtime, global[0], sink);
-      r.fwd_ex_ = nullptr;
+    for (RankRetimer* r : locs_) {
+      r->forward_end(runtime, global[0], sink, sink_thread);
+      r->fwd_ex_ = nullptr;
     }
   }
 
@@ -2087,9 +2744,10 @@ class Retimer {
   /// Per held rank, per call path (rank-major): seconds of the profiled clock's critical path.
   std::vector<double> path_profile() {
     const RankBlocks& blocks = shard_.blocks;
-    for (RankRetimer& r : ranks_) r.path_begin();
-    // The list spans processes: a process's nodes are the hops of its ranks, one rank after
-    // another (node = first[i] + hop index).
+    for (RankRetimer* r : locs_) r->path_begin();
+    // The list spans processes: a process's nodes are the hops of its ranks to other ranks,
+    // one rank after another (node = first[i] + hop index); hops between the threads of a rank
+    // are followed in memory (resolve, credit_from).
     const std::vector<std::size_t> first =
         offsets([](const RankRetimer& r) { return r.hops_.size(); });
     const std::size_t n = first.back();
@@ -2117,20 +2775,27 @@ class Retimer {
           [&](Rank, const AddressedTarget& t) {
             const std::size_t i = shard_.index(t.to);
             RankRetimer& r = ranks_[i];
-            const std::uint32_t succ = r.hop_before(r.hop_target(t.target, t.from));
+            const std::uint32_t succ = r.resolve(&r, r.hop_target(t.target, t.from));
             return succ == UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(first[i] + succ);
           },
           [&](std::size_t k, std::uint32_t succ) {
             if (succ != UINT32_MAX) next[k] = NodeRef{blocks.owner(hop(k).rank), succ};
           });
     });
+    // The path ends where the run does: the last event of the lowest (rank, thread) whose
+    // run ends last.
     const Rank sink = ranks_.front().sink_;
+    const auto sink_thread = static_cast<std::uint32_t>(ranks_.front().sink_thread_);
     NodeRef head;
-    if (shard_.holds(sink)) {
+    world_.agree([&] {
+      if (!shard_.holds(sink)) return;
       const std::size_t i = shard_.index(sink);
-      if (!ranks_[i].hops_.empty())
-        head = NodeRef{world_.rank(), static_cast<std::uint32_t>(first[i + 1] - 1)};
-    }
+      RankRetimer& end = ranks_[i].thread_location(sink_thread);
+      const std::uint32_t last =
+          ranks_[i].resolve(&end, static_cast<EventIdx>(end.trace_.size()));
+      if (last != UINT32_MAX)
+        head = NodeRef{world_.rank(), static_cast<std::uint32_t>(first[i] + last)};
+    });
     MPI_Bcast(&head, sizeof head, MPI_BYTE, blocks.owner(sink), world_.comm());
     const ListRanking ranked = rank_list(world_, std::move(next), head, [&](std::uint32_t k) {
       const std::size_t i = holder(first, k);
@@ -2138,7 +2803,11 @@ class Retimer {
              std::to_string(ranks_[i].hops_[k - first[i]].event) +
              ": the re-timed run's critical path comes back here (a cycle)";
     });
-    if (shard_.holds(sink)) ranks_[shard_.index(sink)].credit_sink();
+    if (shard_.holds(sink)) {
+      RankRetimer& r = ranks_[shard_.index(sink)];
+      RankRetimer& end = r.thread_location(sink_thread);
+      r.credit_from(&end, static_cast<EventIdx>(end.trace_.size()));
+    }
     send_each<AddressedTarget>(
         world_, n,
         [&](std::size_t k) {
@@ -2147,20 +2816,20 @@ class Retimer {
         addressed,
         [&](Rank, const AddressedTarget& t) {
           RankRetimer& r = ranks_[shard_.index(t.to)];
-          const EventIdx y = r.hop_target(t.target, t.from);
-          r.credit(r.hop_before(y), y);
+          r.credit_from(&r, r.hop_target(t.target, t.from));
         });
     std::vector<double> out;
     for (RankRetimer& r : ranks_) r.path_end(out);
+    for (RankRetimer& w : workers_) w.thread_path_end();
     return out;
   }
 
   // ---- Backward (slack of the unchanged run) --------------------------------------------------
   void backward(RetimeResult& result) {
     RecordExchange ex(world_, shard_.blocks);
-    for (RankRetimer& r : ranks_) {
-      r.bwd_ex_ = &ex;
-      r.backward_begin();
+    for (RankRetimer* r : locs_) {
+      r->bwd_ex_ = &ex;
+      r->backward_begin();
     }
     const std::size_t nparts = ranks_.front().resets_.size() + 1;
     const std::size_t window = ctx_.window;
@@ -2168,7 +2837,7 @@ class Retimer {
     for (std::size_t w = windows; w-- > 0;) {
       const std::size_t w0 = w * window;
       const std::size_t w1 = std::min(nparts, w0 + window);
-      for (RankRetimer& r : ranks_) r.backward_window(w0, w1);
+      for (RankRetimer* r : locs_) r->backward_window(w0, w1);
       for (;;) {
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.backward_round(unfinished) || moved;
@@ -2179,12 +2848,12 @@ class Retimer {
         MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
         if (flags[0] == 0) break;
         if (flags[1] == 0)
-          for (RankRetimer& r : ranks_) r.release_backward();
+          for (RankRetimer* r : locs_) r->release_backward();
       }
     }
-    for (RankRetimer& r : ranks_) {
-      r.backward_end();
-      r.bwd_ex_ = nullptr;
+    for (RankRetimer* r : locs_) {
+      r->backward_end();
+      r->bwd_ex_ = nullptr;
     }
   }
 
@@ -2194,7 +2863,9 @@ class Retimer {
   const RetimeRequest& req_;
   const std::uint32_t S_;
   Context ctx_;
-  std::deque<RankRetimer> ranks_;  ///< one per held rank, in rank order
+  std::deque<RankRetimer> ranks_;  ///< one per held rank (its master thread), in rank order
+  std::deque<RankRetimer> workers_;  ///< hybrid traces: the held ranks' worker threads
+  std::vector<RankRetimer*> locs_;   ///< every location: a rank's master, then its threads
 };
 
 }  // namespace

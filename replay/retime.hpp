@@ -39,6 +39,10 @@ struct RetimeRequest {
   int path_clock = -1;
   std::size_t window = 4096;  ///< --window: window / 4 parts of the run replayed at a time
   bool tolerate_unmatched = false;  ///< --partial: unmatched messages carry no constraint
+  /// Hybrid traces: per call path, 1 where its region is an OpenMP barrier (explicit or
+  /// implicit; the analysis layer recognises them by name, as PEARL does). Their instances
+  /// synchronize a thread team. Empty: no OpenMP barriers.
+  std::vector<std::uint8_t> barrier_paths;
 };
 
 struct RetimeResult {
@@ -49,8 +53,15 @@ struct RetimeResult {
   /// whose slack in the unchanged run is at most the request's limit (rank-major rows of
   /// tree.size() values; empty without a slack pass).
   std::vector<double> near_critical;
+  /// Hybrid traces: the same for every worker thread of the held ranks, rank-major and then in
+  /// thread order (threads 1, 2, ...), one row per thread; empty for pure-MPI traces.
+  std::vector<double> thread_near_critical;
+  /// Hybrid traces: per held rank, the rows of all its threads summed (in ticks, then
+  /// seconds); empty for pure-MPI traces, where `near_critical` is that.
+  std::vector<double> rank_near_critical;
   /// Per held rank, per call path (rank-major rows): seconds of the path clock's critical path
-  /// (its exclusive durations in that scenario along the longest path of the re-timed run).
+  /// (its exclusive durations in that scenario along the longest path of the re-timed run; a
+  /// hybrid rank's row holds all its threads).
   std::vector<double> path_profile;
   std::uint64_t parts = 0;  ///< parts the run splits into at collectives on all ranks
   std::uint32_t forward_rounds = 0;   ///< the same for every number of processes
@@ -77,6 +88,9 @@ struct RetimeResult {
 /// The shard may hold any number of ranks: each step runs for all of them, records between
 /// them move in memory in the same rounds, and every reduction is exact (integer sums, max,
 /// min), so every value and the round counts are the same for every number of processes.
+/// Hybrid traces (shard.workers): every thread is re-timed beside its master, part by part; its
+/// OpenMP forks, barriers, joins and lock hand-overs bind in memory (docs/what-if.md, "Threads";
+/// the barriers are request.barrier_paths).
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);

@@ -100,14 +100,6 @@ class Pipeline {
                        " processes: use at most " + std::to_string(defs_.ranks()) +
                        " (mpirun -np " + std::to_string(defs_.ranks()) + " or fewer)");
     hybrid_ = defs_.hybrid();
-    if (hybrid_) {
-      // Options whose stages do not follow threads yet (issue 17 part 2).
-      const char* option = !settings_.what_if.empty() ? "--what-if" : nullptr;
-      if (option)
-        throw UsageError(settings_.anchor + ": " + option +
-                         " is not available for hybrid MPI+OpenMP traces yet (rank 0 has " +
-                         std::to_string(defs_.processes[0].locations) + " threads)");
-    }
     // The block of trace ranks this process analyzes (docs/replay-engine.md §1).
     shard_ = Shard(RankBlocks(defs_.ranks(), world_.size()), world_.rank());
     phase_end(std::to_string(defs_.ranks()) + " ranks, " +
@@ -305,7 +297,8 @@ class Pipeline {
     if (settings_.no_what_if) return;
     progress_.begin("what-if");
     world_.agree([&] {
-      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_, path_,
+      what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_,
+                                        hybrid_ ? &worker_sev_ : nullptr, path_,
                                         what_if_settings());
     });
     what_if_ran_ = true;
@@ -579,12 +572,8 @@ void run(const Settings& settings, replay::World& world) {
   p.forward();
   p.backward();
   if (!settings.no_root_cause) p.root_causes();
-  if (p.hybrid() && world.rank() == 0)
-    std::fprintf(stderr,
-                 "cpreplay: note: hybrid MPI+OpenMP trace: the what-if analysis does not "
-                 "follow threads yet and is left out of the report\n");
   p.reduce();
-  if (!p.hybrid()) p.what_if();
+  p.what_if();
   p.export_views();
   p.write_report();
   p.summarize();

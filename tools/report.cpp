@@ -13,7 +13,7 @@ std::vector<analysis::Metric> report_metrics(const Definitions& defs) {
   const bool hybrid = defs.hybrid();
   std::vector<analysis::Metric> out;
   for (const auto& m : analysis::metric_table())
-    if (hybrid ? m.id != analysis::Metric::NearCriticalPath : !analysis::is_openmp(m.id))
+    if (hybrid || !analysis::is_openmp(m.id))
       out.push_back(m.id);
   return out;
 }

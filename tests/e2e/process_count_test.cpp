@@ -130,8 +130,7 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // Not vacuous: the reference has wait states and a critical path (hybrid traces without one,
   // for now: OpenMP management time instead).
   ASSERT_FALSE(base.cube.values.empty());
-  // Hybrid traces (OpenMP metrics in the report) have no critical path or what-if yet: OpenMP
-  // management time instead.
+  // Hybrid traces (OpenMP metrics in the report): OpenMP management time too.
   const bool hybrid = base.cube.metric("omp_management") != nullptr;
   EXPECT_GT(scenario::total(base.cube, hybrid ? "omp_management" : "critical_path"), 0.0);
   // Hybrid traces have critical_path_imbalance over all threads (sums over ranks in the fixed
@@ -139,11 +138,10 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   if (hybrid) {
     EXPECT_GT(scenario::total(base.cube, "critical_path_imbalance"), 0.0);
   }
-  // ...and, unless turned off, what-if values: the critical path is near-critical (slack 0),
-  // and the top call paths have gains.
+  // ...and, unless turned off, what-if values (hybrid traces too, through their threads): the
+  // critical path is near-critical (slack 0), and the top call paths have gains.
   const Json base_json = parse_json(base.json);
-  const bool what_if =
-      !hybrid && std::find(extra.begin(), extra.end(), "--no-what-if") == extra.end();
+  const bool what_if = std::find(extra.begin(), extra.end(), "--no-what-if") == extra.end();
   if (what_if) {
     EXPECT_EQ(base_json["what_if"].type, Json::Type::Object);
     EXPECT_FALSE(base_json["what_if"]["callpaths"].array.empty());
@@ -262,6 +260,16 @@ TEST(ProcessCount, Hybrid5Ranks3Threads_SameReportSummaryJsonAndViewsAt1_2_3) {
   const std::string anchor =
       mktrace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "4"});
   expect_same_at(dir, anchor, 5, {1, 2, 3}, {}, true);
+}
+
+// Hybrid MPI+OpenMP (5 ranks x 3 threads): the what-if replay through the threads, with a
+// scenario and the near-critical time of every thread, the same at every M.
+TEST(ProcessCount, Hybrid5Ranks3Threads_WhatIfSameAt1And2And3) {
+  TempDir dir;
+  const std::string anchor =
+      mktrace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "6"});
+  expect_same_at(dir, anchor, 5, {1, 2, 3}, {"--what-if", "loop_body=0.5", "--near-critical",
+                                             "0.05"});
 }
 
 // A tiny window: many message rounds and collective windows, the same at every M.
