@@ -229,9 +229,8 @@ std::string summary_text(const Summary& s) {
   out += "  ranks " + std::to_string(s.ranks) +
          (s.openmp.hybrid ? "   threads " + std::to_string(s.openmp.locations) : std::string()) +
          "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
-         (s.openmp.hybrid ? std::string("   critical path: not yet for threads")
-                          : "   critical path " + seconds(s.critical_path_length)) +
-         "   analysis " + seconds(s.analysis_seconds) + "\n";
+         "   critical path " + seconds(s.critical_path_length) + "   analysis " +
+         seconds(s.analysis_seconds) + "\n";
   // How the ranks were shared out: each process analyzed a contiguous block of them.
   out += "  analyzed by " + std::to_string(s.processes) +
          (s.processes == 1 ? " process, " : " processes, ") +
@@ -295,7 +294,9 @@ std::string summary_text(const Summary& s) {
       out += wrap("  barrier " + short_path(b.path, 40) + " " + seconds(b.seconds) + ": ",
                   b.construct + (slow.empty() ? std::string() : "; last to arrive " + slow));
     }
-  } else {
+  }
+  // Hybrid traces: every thread is a location of the table (docs/json-schema.md).
+  const std::string per = s.openmp.hybrid ? "thread" : "rank";
   out += "\nCritical path: where the runtime goes (top call paths)\n";
   out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
          pad("imbalance", 11, true) + pad("of path", 9, true) + pad("of avg", 8, true) +
@@ -311,8 +312,9 @@ std::string summary_text(const Summary& s) {
            "\n";
   }
   out += "  (imbalance: critical-path imbalance, also as % of the path and of the call path's\n"
-         "   average time per rank; max-avg: the profile's view of the same imbalance)\n";
-  }
+         "   average time per " + per + "; max-avg: the profile's view of the same imbalance" +
+         (s.openmp.hybrid ? ";\n   time: allocation time, a worker's idle time included" : "") +
+         ")\n";
 
   if (!s.waits.empty()) {
     out += "\nWait states (% of " + seconds(s.allocation_time) + " total allocation time)\n";
@@ -348,7 +350,10 @@ std::string summary_text(const Summary& s) {
 
   const SummaryImpact& im = s.impact;
   if (im.total > 0.0) {
-    out += "\nPerformance impact (" + std::to_string(s.ranks) + " ranks x " +
+    out += "\nPerformance impact (" +
+           (s.openmp.hybrid ? std::to_string(s.openmp.locations) + " thread locations"
+                            : std::to_string(s.ranks) + " ranks") +
+           " x " +
            seconds(s.critical_path_length) + " = " + seconds(im.total) + ")\n";
     out += "  " + pad("critical-path activities", 30) +
            pad(seconds(im.critical_path_activities), 10, true) +
