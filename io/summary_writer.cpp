@@ -226,9 +226,9 @@ std::string what_if_json(const SummaryWhatIf& w) {
 std::string summary_text(const Summary& s) {
   std::string out;
   out += "cpreplay summary: " + s.trace + "\n";
-  out += "  ranks " + std::to_string(s.ranks) +
-         (s.openmp.hybrid ? "   threads " + std::to_string(s.openmp.locations) : std::string()) +
-         "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
+  // Hybrid traces: the thread count is in the OpenMP section's title (the line stays within
+  // kWidth as for pure MPI).
+  out += "  ranks " + std::to_string(s.ranks) + "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
          "   critical path " + seconds(s.critical_path_length) + "   analysis " +
          seconds(s.analysis_seconds) + "\n";
   // How the ranks were shared out: each process analyzed a contiguous block of them.
@@ -358,10 +358,18 @@ std::string summary_text(const Summary& s) {
     out += "  " + pad("critical-path activities", 30) +
            pad(seconds(im.critical_path_activities), 10, true) +
            pad(percent(im.critical_path_activities / im.total), 9, true) + "\n";
-    out += "  " + pad("imbalance impact", 30) + pad(seconds(im.imbalance_impact), 10, true) +
-           pad(percent(im.imbalance_impact / im.total), 9, true) + "   intra-partition " +
-           seconds(im.intra_partition) + ", inter-partition " + seconds(im.inter_partition) +
-           "\n";
+    {
+      // Its split on the same line, or the inter-partition part below when that is too long.
+      const std::string line = "  " + pad("imbalance impact", 30) +
+                               pad(seconds(im.imbalance_impact), 10, true) +
+                               pad(percent(im.imbalance_impact / im.total), 9, true) +
+                               "   intra-partition " + seconds(im.intra_partition) + ",";
+      const std::string inter = "inter-partition " + seconds(im.inter_partition);
+      out += line + (line.size() + 1 + inter.size() <= kWidth
+                         ? " " + inter
+                         : "\n" + std::string(line.find("intra-partition"), ' ') + inter) +
+             "\n";
+    }
     out += "  " + pad("non-critical-path activities", 30) +
            pad(seconds(im.non_critical_path_activities), 10, true) +
            pad(percent(im.non_critical_path_activities / im.total), 9, true) + "\n";

@@ -130,8 +130,8 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // Not vacuous: the reference has wait states and a critical path (hybrid traces without one,
   // for now: OpenMP management time instead).
   ASSERT_FALSE(base.cube.values.empty());
-  // Hybrid traces (OpenMP metrics in the report) have no critical path or what-if yet: OpenMP
-  // management time instead.
+  // Hybrid traces (OpenMP metrics in the report) have no what-if yet: OpenMP management time
+  // is checked too.
   const bool hybrid = base.cube.metric("omp_management") != nullptr;
   EXPECT_GT(scenario::total(base.cube, hybrid ? "omp_management" : "critical_path"), 0.0);
   // Hybrid traces have critical_path_imbalance over all threads (sums over ranks in the fixed
@@ -142,6 +142,11 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // ...and, unless turned off, what-if values: the critical path is near-critical (slack 0),
   // and the top call paths have gains.
   const Json base_json = parse_json(base.json);
+  // The summary's critical-path table and impact split follow the threads of hybrid traces
+  // (every thread a location): compared bit for bit below, so not empty.
+  EXPECT_GT(base_json["critical_path_length_s"].number, 0.0);
+  EXPECT_FALSE(base_json["callpaths"].array.empty());
+  EXPECT_GT(base_json["impact"]["total_s"].number, 0.0);
   const bool what_if =
       !hybrid && std::find(extra.begin(), extra.end(), "--no-what-if") == extra.end();
   if (what_if) {
