@@ -158,10 +158,31 @@ std::string rank_list(std::vector<int> ranks) {
 
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                       const Shard& shard, const std::vector<Severity>& sevs,
-                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path) {
+                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path,
+                      const std::vector<std::vector<Severity>>* threads) {
   const std::size_t n = tree.size();
   const int ranks = defs.ranks();
   const std::size_t held = shard.size();
+  // The locations of the critical-path table and the impact split, as of the indicators: the
+  // ranks, or on hybrid traces every thread of every rank (docs/openmp.md), numbered
+  // rank-major, thread-minor as in the report's system tree.
+  const bool hybrid = threads != nullptr;
+  static const std::vector<Severity> kNoThreads;
+  auto workers_of = [&](std::size_t i) -> const std::vector<Severity>& {
+    return hybrid && i < threads->size() ? (*threads)[i] : kNoThreads;
+  };
+  std::vector<int> loc_first(static_cast<std::size_t>(ranks) + 1, 0);
+  for (int r = 0; r < ranks; ++r)
+    loc_first[r + 1] = loc_first[r] + (hybrid ? static_cast<int>(defs.processes[r].locations) : 1);
+  const int locations = loc_first[ranks];
+  // "rank 3", or on hybrid traces "thread 2 of rank 3", for a location number.
+  auto location_name = [&](int loc) {
+    const int r = static_cast<int>(
+        std::upper_bound(loc_first.begin(), loc_first.end(), loc) - loc_first.begin() - 1);
+    return hybrid ? "thread " + std::to_string(loc - loc_first[r]) + " of rank " +
+                        std::to_string(r)
+                  : "rank " + std::to_string(r);
+  };
   Summary s;
   s.trace = defs.anchor_path;
   s.ranks = ranks;
@@ -185,6 +206,19 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
                     local + (kSumCount + k) * n);
         const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
         std::copy(incl.begin(), incl.end(), local + (kSumCount + kWaitCount) * n);
+        // Hybrid traces: the rank's worker threads in thread order, as the indicators add them
+        // (time, critical path and the indicators are per thread; the MPI waits and the delays
+        // are the master's, the delays already with its threads' added by the caller). Their
+        // time includes their idle time, so the allocation time is every thread's.
+        for (const Severity& worker : workers_of(i)) {
+          for (std::size_t k = 0; k < kSumCount; ++k) {
+            const double* from = worker.row(kSumRows[k]);
+            for (std::size_t c = 0; c < n; ++c) local[k * n + c] += from[c];
+          }
+          const std::vector<double> w_incl =
+              inclusive_along_call_tree(tree, worker.row(Metric::Time));
+          for (std::size_t c = 0; c < n; ++c) local[(kSumCount + kWaitCount) * n + c] += w_incl[c];
+        }
         for (std::size_t p = 0; p < kCauseCount; ++p) {
           const Metric rows[kCauseRows] = {kCauses[p].short_term, kCauses[p].long_term,
                                            kCauses[p].indirect, kCauses[p].propagating};
@@ -202,12 +236,22 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   auto better = [](const DoubleInt& a, const DoubleInt& b) {
     return a.v > b.v || (a.v == b.v && a.r < b.r);
   };
+  // The largest exclusive time per call path on one location (rank, or thread of a hybrid
+  // trace), with the location's number; ties to the lower number.
   std::vector<DoubleInt> mine(n), most(n);
   for (std::size_t c = 0; c < n; ++c) {
-    mine[c] = DoubleInt{sevs[0].at(Metric::Time, c), shard.first()};
-    for (std::size_t i = 1; i < held; ++i) {
-      const DoubleInt v{sevs[i].at(Metric::Time, c), shard.first() + static_cast<Rank>(i)};
-      if (better(v, mine[c])) mine[c] = v;
+    mine[c] = DoubleInt{sevs[0].at(Metric::Time, c), loc_first[shard.first()]};
+    for (std::size_t i = 0; i < held; ++i) {
+      const int loc = loc_first[shard.first() + static_cast<Rank>(i)];
+      if (i > 0) {
+        const DoubleInt v{sevs[i].at(Metric::Time, c), loc};
+        if (better(v, mine[c])) mine[c] = v;
+      }
+      const std::vector<Severity>& workers = workers_of(i);
+      for (std::size_t t = 0; t < workers.size(); ++t) {
+        const DoubleInt v{workers[t].at(Metric::Time, c), loc + static_cast<int>(t) + 1};
+        if (better(v, mine[c])) mine[c] = v;
+      }
     }
   }
   MPI_Allreduce(mine.data(), most.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MAXLOC,
@@ -327,6 +371,10 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
 
   // Inter-partition diagnosis needs, on every process, the call path with the largest
   // inter-partition imbalance; then the waiting and the work of the ranks that never run it.
+  // Partitions are ranks also on hybrid traces (a rank's threads are in its partition): a rank
+  // runs the call path if one of its threads spends time there other than idling (a worker's
+  // time includes its idle time in the master's serial code, docs/openmp.md), and its work is
+  // all its threads' computation.
   std::uint32_t bottleneck = UINT32_MAX;
   double best_inter = 0.0;
   for (std::uint32_t c = 0; c < n; ++c)
@@ -339,10 +387,19 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         if (bottleneck == UINT32_MAX) return;
         const Severity& sev = sevs[i];
         if (inclusive_along_call_tree(tree, sev.row(Metric::Time))[bottleneck] != 0.0) return;
+        const std::vector<Severity>& workers = workers_of(i);
+        for (const Severity& worker : workers) {
+          std::vector<double> busy(n);
+          for (std::size_t c = 0; c < n; ++c)
+            busy[c] = worker.at(Metric::Time, c) - worker.at(Metric::OmpIdleThreads, c);
+          if (inclusive_along_call_tree(tree, busy.data())[bottleneck] != 0.0) return;
+        }
         for (std::uint32_t c = 0; c < n; ++c) {
           const Region& r = defs.region(tree.node(CallpathId{c}).region);
-          if (!r.is_mpi() && tree.node(CallpathId{c}).parent.valid())
+          if (!r.is_mpi() && tree.node(CallpathId{c}).parent.valid()) {
             others[c] = sev.at(Metric::Comp, c);
+            for (const Severity& worker : workers) others[c] += worker.at(Metric::Comp, c);
+          }
           for (Metric m : kWaitRows) others[n] += sev.at(m, c);
         }
         others[n + 1] = 1.0;
@@ -360,7 +417,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     row_c.imbalance = cpi_sum[c];
     row_c.imbalance_share = path.length > 0.0 ? cpi_sum[c] / path.length : 0.0;
     row_c.time_total = time_sum[c];
-    row_c.time_average = time_sum[c] / ranks;
+    row_c.time_average = time_sum[c] / locations;
     row_c.time_max = most[c].v;
     row_c.imbalance_percent = row_c.time_average > 0.0 ? cpi_sum[c] / row_c.time_average : 0.0;
     row_c.profile_imbalance = std::max(0.0, row_c.time_max - row_c.time_average);
@@ -435,7 +492,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
 
   // Impact.
   SummaryImpact& im = s.impact;
-  im.total = ranks * path.length;
+  im.total = locations * path.length;
   for (std::uint32_t c = 0; c < n; ++c) {
     im.critical_path_activities += row(3)[c];
     im.imbalance_impact += row(4)[c];
@@ -453,20 +510,31 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       return 0u;
     }();
     // Where partitions doing different work explain the imbalance, the partition finding
-    // below says what to do; a per-rank rebalance would be the wrong advice.
+    // below says what to do; a per-rank rebalance would be the wrong advice. On hybrid traces
+    // the workers idling in the masters' serial code are such partitions too (every thread a
+    // location): the idle-threads finding says what to do there.
     if (row(6)[cpid] >= 0.5 * row(4)[cpid] && row(6)[cpid] > 0.0) continue;
+    // A parallel region's own time on the path is fork/join management and a barrier's is
+    // synchronization: no work to redistribute. Their imbalance is the share of the work below
+    // them (Cube's formula takes it from the subtree), which the work's own call paths and the
+    // OpenMP barrier findings name.
+    if (hybrid && omp_construct(defs.region(tree.node(CallpathId{cpid}).region)) !=
+                      OmpConstruct::None)
+      continue;
     std::string text = c.name + ": load imbalance costs " + secs(c.imbalance) + " (" +
                        pct(c.imbalance_share) + " of the runtime, " + pct(c.imbalance_percent) +
                        " of its average time); ";
-    const std::string heaviest = "rank " + std::to_string(most[cpid].r);
+    const std::string heaviest = location_name(most[cpid].r);
+    const char* where = hybrid ? "threads" : "ranks";
     if (c.profile_imbalance < 0.5 * c.imbalance)
-      text += "the overload moves between ranks, so a static rebalance will not fix it";
+      text += std::string("the overload moves between ") + where +
+              ", so a static rebalance will not fix it";
     else if (c.profile_imbalance >= 0.8 * c.imbalance)
-      text += "the same ranks carry the overload throughout (" + heaviest +
+      text += std::string("the same ") + where + " carry the overload throughout (" + heaviest +
               " has the most): a static redistribution of work fixes it";
     else
-      text += "part of the overload stays on the same ranks (" + heaviest +
-              " has the most), part moves between ranks";
+      text += std::string("part of the overload stays on the same ") + where + " (" + heaviest +
+              " has the most), part moves between " + where;
     s.findings.push_back(text);
   }
   // Inter-partition imbalance: one partition makes the others wait.
@@ -614,7 +682,7 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
     o.lock_api += v[6];
     if (v[8] != 0.0) o.worker_time += v[7];
   }
-  s.allocation_time += o.worker_time;
+  // allocation_time already holds the workers' time (build_summary with their severities).
   for (std::size_t b = 0; b < barriers.size(); ++b) {
     SummaryOmpBarrier bar;
     bar.path = callpath_name(defs, tree, barriers[b]);
@@ -685,8 +753,6 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
                          pct(locks / total) + " of the allocation time; " +
                          secs(o.lock_critical) + " in critical sections, " + secs(o.lock_api) +
                          " in lock API calls): threads wait for each other to enter");
-  // The wait-state shares were of the master threads' time alone: now of all threads'.
-  for (SummaryWaitMetric& m : s.waits) m.share = s.allocation_time > 0.0 ? m.seconds / s.allocation_time : 0.0;
 }
 
 }  // namespace cpreplay::analysis

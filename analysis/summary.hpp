@@ -21,15 +21,23 @@ namespace cpreplay::analysis {
 /// and `waits[i]` belong to shard.traces[i]; `sevs` must hold the final exclusive values of
 /// every metric. Sums over ranks have one fixed order, so the summary does not depend on the
 /// number of processes (except for the line that says how many there were).
+/// Hybrid traces: `threads[i]` are the final severities of the worker threads 1, 2, ... of the
+/// i-th held rank, and `path` is thread_critical_path_pass's; every thread is then a location
+/// of the critical-path table's time columns, the impact split and the allocation time, as of
+/// the indicators (docs/json-schema.md), each rank's threads added in thread order before the
+/// fixed sum over ranks. The wait states and the root causes stay per rank from `sevs` (whose
+/// delays must already include the rank's threads').
 /// MPI: collective on world (reductions of per-call-path rows, a gather of worst instances).
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                       const Shard& shard, const std::vector<Severity>& sevs,
-                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path);
+                      const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path,
+                      const std::vector<std::vector<Severity>>* threads = nullptr);
 
 /// Adds the OpenMP part of a hybrid trace to `s` (complete on process 0): totals over all thread
 /// locations, summed in location order, the barriers with the most waiting (which construct,
-/// which threads), the worker threads' time in allocation_time and the OpenMP findings
-/// (docs/openmp.md). `workers[i]` are the threads 1, 2, ... of the i-th held rank.
+/// which threads), the worker threads' time (already in allocation_time: `s` must come from
+/// build_summary with the same `workers`) and the OpenMP findings (docs/openmp.md).
+/// `workers[i]` are the threads 1, 2, ... of the i-th held rank.
 /// MPI: collective on world (one gather of per-location values).
 void add_openmp_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                         const Shard& shard, const std::vector<Severity>& sevs,

@@ -226,12 +226,11 @@ std::string what_if_json(const SummaryWhatIf& w) {
 std::string summary_text(const Summary& s) {
   std::string out;
   out += "cpreplay summary: " + s.trace + "\n";
-  out += "  ranks " + std::to_string(s.ranks) +
-         (s.openmp.hybrid ? "   threads " + std::to_string(s.openmp.locations) : std::string()) +
-         "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
-         (s.openmp.hybrid ? std::string("   critical path: not yet for threads")
-                          : "   critical path " + seconds(s.critical_path_length)) +
-         "   analysis " + seconds(s.analysis_seconds) + "\n";
+  // Hybrid traces: the thread count is in the OpenMP section's title (the line stays within
+  // kWidth as for pure MPI).
+  out += "  ranks " + std::to_string(s.ranks) + "   events " + std::to_string(s.events) + "   wall-clock " + seconds(s.wall_clock) +
+         "   critical path " + seconds(s.critical_path_length) + "   analysis " +
+         seconds(s.analysis_seconds) + "\n";
   // How the ranks were shared out: each process analyzed a contiguous block of them.
   out += "  analyzed by " + std::to_string(s.processes) +
          (s.processes == 1 ? " process, " : " processes, ") +
@@ -295,7 +294,9 @@ std::string summary_text(const Summary& s) {
       out += wrap("  barrier " + short_path(b.path, 40) + " " + seconds(b.seconds) + ": ",
                   b.construct + (slow.empty() ? std::string() : "; last to arrive " + slow));
     }
-  } else {
+  }
+  // Hybrid traces: every thread is a location of the table (docs/json-schema.md).
+  const std::string per = s.openmp.hybrid ? "thread" : "rank";
   out += "\nCritical path: where the runtime goes (top call paths)\n";
   out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
          pad("imbalance", 11, true) + pad("of path", 9, true) + pad("of avg", 8, true) +
@@ -311,8 +312,9 @@ std::string summary_text(const Summary& s) {
            "\n";
   }
   out += "  (imbalance: critical-path imbalance, also as % of the path and of the call path's\n"
-         "   average time per rank; max-avg: the profile's view of the same imbalance)\n";
-  }
+         "   average time per " + per + "; max-avg: the profile's view of the same imbalance" +
+         (s.openmp.hybrid ? ";\n   time: allocation time, a worker's idle time included" : "") +
+         ")\n";
 
   if (!s.waits.empty()) {
     out += "\nWait states (% of " + seconds(s.allocation_time) + " total allocation time)\n";
@@ -348,15 +350,26 @@ std::string summary_text(const Summary& s) {
 
   const SummaryImpact& im = s.impact;
   if (im.total > 0.0) {
-    out += "\nPerformance impact (" + std::to_string(s.ranks) + " ranks x " +
+    out += "\nPerformance impact (" +
+           (s.openmp.hybrid ? std::to_string(s.openmp.locations) + " thread locations"
+                            : std::to_string(s.ranks) + " ranks") +
+           " x " +
            seconds(s.critical_path_length) + " = " + seconds(im.total) + ")\n";
     out += "  " + pad("critical-path activities", 30) +
            pad(seconds(im.critical_path_activities), 10, true) +
            pad(percent(im.critical_path_activities / im.total), 9, true) + "\n";
-    out += "  " + pad("imbalance impact", 30) + pad(seconds(im.imbalance_impact), 10, true) +
-           pad(percent(im.imbalance_impact / im.total), 9, true) + "   intra-partition " +
-           seconds(im.intra_partition) + ", inter-partition " + seconds(im.inter_partition) +
-           "\n";
+    {
+      // Its split on the same line, or the inter-partition part below when that is too long.
+      const std::string line = "  " + pad("imbalance impact", 30) +
+                               pad(seconds(im.imbalance_impact), 10, true) +
+                               pad(percent(im.imbalance_impact / im.total), 9, true) +
+                               "   intra-partition " + seconds(im.intra_partition) + ",";
+      const std::string inter = "inter-partition " + seconds(im.inter_partition);
+      out += line + (line.size() + 1 + inter.size() <= kWidth
+                         ? " " + inter
+                         : "\n" + std::string(line.find("intra-partition"), ' ') + inter) +
+             "\n";
+    }
     out += "  " + pad("non-critical-path activities", 30) +
            pad(seconds(im.non_critical_path_activities), 10, true) +
            pad(percent(im.non_critical_path_activities / im.total), 9, true) + "\n";

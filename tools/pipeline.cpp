@@ -356,10 +356,10 @@ class Pipeline {
 
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
-    // Hybrid traces: the summary's critical-path table and impact split are built per rank, not
-    // per thread yet (docs/json-schema.md), so they stay empty.
-    // Hybrid traces: the summary names ranks as causes; a rank's delays are those of all its
-    // threads (a Late Sender caused by a slow worker thread names the worker's call path).
+    // Hybrid traces: the critical-path table and the impact split take every thread as a
+    // location, as the indicators do (docs/json-schema.md). The summary names ranks as causes;
+    // a rank's delays are those of all its threads (a Late Sender caused by a slow worker
+    // thread names the worker's call path).
     std::vector<analysis::Severity> rank_sev;
     if (hybrid_) {
       rank_sev = sev_;
@@ -372,8 +372,8 @@ class Pipeline {
                               worker.at(static_cast<analysis::Metric>(m), c));
     }
     Summary summary = analysis::build_summary(world_, defs_, tree_, shard_,
-                                              hybrid_ ? rank_sev : sev_, waits_,
-                                              hybrid_ ? analysis::CriticalPathSummary{} : path_);
+                                              hybrid_ ? rank_sev : sev_, waits_, path_,
+                                              hybrid_ ? &worker_sev_ : nullptr);
     std::vector<analysis::Severity>().swap(rank_sev);
     if (hybrid_)
       analysis::add_openmp_summary(world_, defs_, tree_, shard_, sev_, worker_sev_, summary);

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -179,13 +182,21 @@ TEST(OpenMp, SummaryJson_HandComputed) {
   EXPECT_EQ(b["last_to_arrive"].array.at(0).string, "0.2");
   EXPECT_EQ(b["waiting_most"].array.at(0)["thread"].string, "0.0");
   EXPECT_NEAR(b["waiting_most"].array.at(0)["seconds"].number, 1.0, kEps);
-  ASSERT_GE(j["findings"].array.size(), 2u);
-  EXPECT_EQ(j["findings"].array[0].string.rfind("Idle threads: worker threads are idle for 5.20 s "
+  // The critical path's finding first (thread 2's work: 1.7 s on the path, the threads' average
+  // x is 3.9 / 3 = 1.3, so 0.4 s of imbalance, 10 % of the 4.0 s path and 30.8 % of work's
+  // average time per thread; SummaryCriticalPathAndImpact_HandComputed has the table), then the
+  // OpenMP ones. The parallel region's own imbalance (its management) is no finding.
+  ASSERT_EQ(j["findings"].array.size(), 3u);
+  EXPECT_EQ(j["findings"].array[0].string,
+            "work: load imbalance costs 0.40 s (10.0 % of the runtime, 30.8 % of its average "
+            "time); the same threads carry the overload throughout (thread 2 of rank 0 has the "
+            "most): a static redistribution of work fixes it");
+  EXPECT_EQ(j["findings"].array[1].string.rfind("Idle threads: worker threads are idle for 5.20 s "
                                                 "(34.7 % of the allocation time)", 0),
-            0u) << j["findings"].array[0].string;
-  EXPECT_EQ(j["findings"].array[1].string.rfind("OpenMP imbalance in " + kPar +
-                                                ": threads wait 1.50 s", 0),
             0u) << j["findings"].array[1].string;
+  EXPECT_EQ(j["findings"].array[2].string.rfind("OpenMP imbalance in " + kPar +
+                                                ": threads wait 1.50 s", 0),
+            0u) << j["findings"].array[2].string;
   EXPECT_NE(run.out.find("idle threads (serial code)"), std::string::npos) << run.out;
 }
 
@@ -616,6 +627,232 @@ TEST(OpenMp, CriticalPathImbalancePerThread_HandComputed) {
   }
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_TRUE(reports[0] == reports[1]) << "critical_path_imbalance differs on one process";
+}
+
+/// The sum of a Cube metric over all call paths and locations, as stored.
+double metric_total(const CubeFile& cube, const std::string& metric) {
+  double sum = 0.0;
+  const auto it = cube.values.find(metric);
+  if (it == cube.values.end()) return 0.0;
+  for (const auto& [path, locations] : it->second)
+    for (double v : locations) sum += v;
+  return sum;
+}
+
+/// The sum of a Cube metric at one call path over all locations.
+double path_total(const CubeFile& cube, const std::string& metric, const std::string& path) {
+  double sum = 0.0;
+  for (std::size_t l = 0; l < cube.location_names.size(); ++l)
+    sum += cube.value(metric, path, static_cast<int>(l));
+  return sum;
+}
+
+/// Exclusive `time` at a call path and location: the report stores `time` inclusive along the
+/// call tree, so the children's values are taken out (region names here contain no '/').
+double exclusive_time(const CubeFile& cube, const std::string& path, int location) {
+  double v = cube.value("time", path, location);
+  for (const std::string& child : cube.callpaths)
+    if (child.size() > path.size() + 1 && child.compare(0, path.size() + 1, path + "/") == 0 &&
+        child.find('/', path.size() + 1) == std::string::npos)
+      v -= cube.value("time", child, location);
+  return v;
+}
+
+/// The --json summary's critical-path row of a call path; fails the test when absent.
+const Json& summary_row(const Json& summary, const std::string& path) {
+  for (const Json& row : summary["callpaths"].array)
+    if (row["path"].string == path) return row;
+  ADD_FAILURE() << "no callpaths row for " << path;
+  static const Json none;
+  return none;
+}
+
+// The summary's critical-path table and impact split on a hybrid trace: every thread is a
+// location, as for the indicators (docs/json-schema.md). The scenario of
+// CriticalPathImbalancePerThread_HandComputed (2 ranks x 2 threads, rank 0's thread 1 slow in
+// `work`; locations 0 = rank 0 master, 1 = its thread 1, 2 = rank 1 master, 3 = its thread 1):
+// critical path 4.0 s (loc 0: MPI_Init 0.1, main 2.2, parallel 0.1, barrier 0.1; loc 1:
+// parallel 0.2, work 1.3), critical_path_imbalance work 0.675, parallel 2.925 / 17, MPI_Init
+// 0.05, main 0.78375, barrier 0.
+//
+// Time columns (exclusive `time` per thread, a worker's idle time included as in the report):
+//   main       2.7, 2.7 (idle), 3.5, 3.5 (idle): total 12.4, average 3.1, max 3.5 (rank 1's master)
+//   work       0.4, 1.3, 0.4, 0.4:               total 2.5, average 0.625, max 1.3
+//   parallel   0.2, 0.3, 0.2, 0.3 (management): total 1.0, average 0.25, max 0.3
+//   MPI_Init   0.1 on every thread:              total 0.4, average 0.1, max 0.1
+//   barrier    1.1, 0.1, 0.2, 0.1:               total 1.5, average 0.375, max 1.1
+// allocation time 4 x 5.0 = 20.0 s (every thread's time, no double counting of the workers').
+//
+// Impact (docs/openmp.md "Impact indicators per thread"), global profile gcp: MPI_Init 0.1,
+// main 2.2, parallel 0.3, barrier 0.1, work 1.3. Non-waiting time lt per location:
+//   loc 0: MPI_Init 0.1, main 2.7, parallel 0.2, work 0.4, barrier 1.1 - 1.0 = 0.1, Finalize 0.5
+//   loc 1: parallel 0.3 - 0.1 (join part) = 0.2, work 1.3; 0 at the end barrier and while idle
+//   loc 2: MPI_Init 0.1, main 3.5, parallel 0.2, work 0.4, barrier 0.1, Finalize 0.6 - 0.1 = 0.5
+//   loc 3: parallel 0.2, work 0.4
+// critical_path_activities = Σ min(gcp, lt): 3.0 + 1.5 + 3.0 + 0.6 = 8.1;
+// non_critical_path_activities = Σ max(0, lt - gcp): loc 0 main 0.5 + Finalize 0.5, loc 2 main
+// 1.3 + Finalize 0.5 = 2.8;
+// imbalance impact: per location alpha = (4.0 - Σlt) / Σmax(0, gcp - lt): loc 0 0 (Σlt 4.0),
+// loc 1 2.5 / 2.5 = 1, loc 2 -0.8 / 1.0 (Σlt 4.8; excess parallel 0.1, work 0.9), loc 3
+// 3.4 / 3.4 = 1; per call path MPI_Init 0.2, main 4.4, parallel 0.1 - 0.08 + 0.1 = 0.12,
+// barrier 0.2, work -0.72 + 0.9 = 0.18: 5.1 in all, shared out by the critical path;
+// inter-partition (headroom where lt = 0): the workers', f = (4.0 - 1.6) / 2.4 = 1 each, at
+// MPI_Init 0.1, main 2.2, barrier 0.1: 0.2 + 4.4 + 0.2 = 4.8 (all on loc 0, which carries the
+// path there); intra-partition 5.1 - 4.8 = 0.3 (parallel 0.12, work 0.18).
+// Sum: 8.1 + 5.1 + 2.8 = 16.0 = 4 locations x 4.0 s.
+TEST(OpenMp, SummaryCriticalPathAndImpact_HandComputed) {
+  std::vector<std::string> jsons;
+  TempDir dir;
+  {
+    TraceWriter w(2);
+    w.set_threads_per_process(2);
+    for (int r = 0; r < 2; ++r) {
+      begin_rank(w, r);
+      w.omp_fork(r, 1.0, 2);
+      const double release = r == 0 ? 2.6 : 1.7;
+      for (int t = 0; t < 2; ++t) {
+        team_in(w, r, t, 1.1 + 0.1 * t);
+        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
+        const double done = r == 0 ? (t == 1 ? 2.5 : 1.5) : 1.5 + 0.1 * t;
+        w.thread_leave(r, t, done, "work");
+        w.thread_enter(r, t, done, kIbar);
+        w.thread_leave(r, t, release, kIbar);
+        team_out(w, r, t, release);
+      }
+      w.omp_join(r, r == 0 ? 2.7 : 1.8);
+      w.finalize(r, r == 0 ? 4.0 : 3.9, 4.5);
+      w.leave(r, 5.0, "main");
+      w.program_end(r, 5.0);
+    }
+    w.write(dir / "t");
+  }
+  for (int processes : {2, 1}) {
+    SCOPED_TRACE("processes = " + std::to_string(processes));
+    const std::string tag = "m" + std::to_string(processes);
+    const RunResult run =
+        run_cpreplay(processes, {"--no-what-if", "--json", dir / (tag + ".json"), "-o",
+                                 dir / (tag + ".cubex"), dir / "t/traces.otf2"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const CubeFile cube = read_cube(dir / (tag + ".cubex"));
+    ASSERT_EQ(cube.location_names.size(), 4u);
+    std::ifstream in(dir / (tag + ".json"));
+    jsons.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const Json j = parse_json(jsons.back());
+    const std::string bar = kMainPar + "/" + kIbar;
+    const std::string work = kMainPar + "/work";
+
+    EXPECT_NEAR(j["critical_path_length_s"].number, 4.0, kEps);
+    EXPECT_NEAR(j["allocation_time_s"].number, 20.0, kEps);
+    EXPECT_NEAR(j["openmp"]["worker_time_s"].number, 10.0, kEps);
+
+    // The table: every call path with critical-path time, largest first.
+    const std::vector<Json>& rows = j["callpaths"].array;
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_EQ(rows[0]["path"].string, "sim.exe/main");
+    EXPECT_EQ(rows[1]["path"].string, work);
+    EXPECT_EQ(rows[2]["path"].string, kMainPar);
+    struct Expected {
+      std::string path;
+      double cp, cpi, total, average, max;
+    };
+    const Expected expected[] = {
+        {"sim.exe/main", 2.2, 0.78375, 12.4, 3.1, 3.5},
+        {work, 1.3, 0.675, 2.5, 0.625, 1.3},
+        {kMainPar, 0.3, 2.925 / 17, 1.0, 0.25, 0.3},
+        {"sim.exe/main/MPI_Init", 0.1, 0.05, 0.4, 0.1, 0.1},
+        {bar, 0.1, 0.0, 1.5, 0.375, 1.1}};
+    for (const Expected& e : expected) {
+      SCOPED_TRACE(e.path);
+      const Json& row = summary_row(j, e.path);
+      EXPECT_NEAR(row["critical_path_s"].number, e.cp, kEps);
+      EXPECT_NEAR(row["critical_path_share"].number, e.cp / 4.0, kEps);
+      EXPECT_NEAR(row["imbalance_s"].number, e.cpi, kEps);
+      EXPECT_NEAR(row["imbalance_share"].number, e.cpi / 4.0, kEps);
+      EXPECT_NEAR(row["time_total_s"].number, e.total, kEps);
+      EXPECT_NEAR(row["time_average_s"].number, e.average, kEps);
+      EXPECT_NEAR(row["time_max_s"].number, e.max, kEps);
+      EXPECT_NEAR(row["profile_imbalance_s"].number, e.max - e.average, kEps);
+      EXPECT_NEAR(row["imbalance_of_average"].number, e.cpi / e.average, 1e-8);
+      // The same numbers as the report, summed over the four thread locations.
+      EXPECT_NEAR(row["critical_path_s"].number, path_total(cube, "critical_path", e.path), kEps);
+      EXPECT_NEAR(row["imbalance_s"].number, path_total(cube, "critical_path_imbalance", e.path),
+                  kEps);
+      double total = 0.0, most = 0.0;
+      for (int l = 0; l < 4; ++l) {
+        total += exclusive_time(cube, e.path, l);
+        most = std::max(most, exclusive_time(cube, e.path, l));
+      }
+      EXPECT_NEAR(row["time_total_s"].number, total, kEps);
+      EXPECT_NEAR(row["time_max_s"].number, most, kEps);
+    }
+
+    const Json& im = j["impact"];
+    EXPECT_NEAR(im["total_s"].number, 16.0, kEps);
+    EXPECT_NEAR(im["critical_path_activities_s"].number, 8.1, kEps);
+    EXPECT_NEAR(im["imbalance_impact_s"].number, 5.1, kEps);
+    EXPECT_NEAR(im["intra_partition_s"].number, 0.3, kEps);
+    EXPECT_NEAR(im["inter_partition_s"].number, 4.8, kEps);
+    EXPECT_NEAR(im["non_critical_path_activities_s"].number, 2.8, kEps);
+    EXPECT_NEAR(im["critical_path_activities_s"].number,
+                metric_total(cube, "critical_path_activities"), kEps);
+    EXPECT_NEAR(im["imbalance_impact_s"].number, metric_total(cube, "critical_imbalance_impact"),
+                kEps);
+    EXPECT_NEAR(im["intra_partition_s"].number, metric_total(cube, "intra_partition_imbalance"),
+                kEps);
+    EXPECT_NEAR(im["inter_partition_s"].number, metric_total(cube, "inter_partition_imbalance"),
+                kEps);
+    EXPECT_NEAR(im["non_critical_path_activities_s"].number,
+                metric_total(cube, "non_critical_path_activities"), kEps);
+    // Per thread where it lands: the slow thread's work and its share of the parallel region.
+    EXPECT_NEAR(cube.value("intra_partition_imbalance", work, 1), 0.18, kEps);
+    EXPECT_NEAR(cube.value("intra_partition_imbalance", kMainPar, 1), 0.08, kEps);
+    EXPECT_NEAR(cube.value("inter_partition_imbalance", "sim.exe/main", 0), 4.4, kEps);
+
+    // Findings: the slow loop thread is named; main's imbalance is the workers' idling in serial
+    // code (inter-partition), said by the idle-threads finding instead; no rank partition; the
+    // parallel region's (its management, 4.3 % of the path) would not pass 5 % anyway.
+    std::vector<std::string> findings;
+    for (const Json& f : j["findings"].array) findings.push_back(f.string);
+    ASSERT_FALSE(findings.empty());
+    EXPECT_EQ(findings[0],
+              "work: load imbalance costs 0.68 s (16.9 % of the runtime, 108.0 % of its average "
+              "time); the same threads carry the overload throughout (thread 1 of rank 0 has the "
+              "most): a static redistribution of work fixes it");
+    for (const std::string& f : findings) {
+      EXPECT_NE(f.rfind("main: load imbalance", 0), 0u) << f;
+      EXPECT_EQ(f.find("partition is the bottleneck"), std::string::npos) << f;
+    }
+    EXPECT_NE(std::find_if(findings.begin(), findings.end(),
+                           [](const std::string& f) {
+                             return f.rfind("Idle threads: worker threads are idle for 7.50 s "
+                                            "(37.5 % of the allocation time)", 0) == 0;
+                           }),
+              findings.end());
+
+    // The terminal summary: the path length in the header, the table, the impact over threads.
+    EXPECT_NE(run.out.find("   critical path 4.00 s   analysis "), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("not yet"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("\n  main                            2.20 s  55.0 %     0.78 s   19.6 %  "
+                           "25.3 %    0.40 s     12.40 s\n  .../work                        1.30 s  "
+                           "32.5 %     0.68 s   16.9 % 108.0 %    0.68 s      2.50 s\n"),
+              std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("   average time per thread; "), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("Performance impact (4 thread locations x 4.00 s = 16.00 s)"),
+              std::string::npos) << run.out;
+  }
+  ASSERT_EQ(jsons.size(), 2u);
+  // The same bits on one process as on two, but for the analysis time and the process count.
+  auto comparable = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\"analysis_s\"") == std::string::npos &&
+          line.find("\"report\"") == std::string::npos &&
+          line.find("\"processes\"") == std::string::npos)
+        out += line + "\n";
+    return out;
+  };
+  EXPECT_EQ(comparable(jsons[0]), comparable(jsons[1]));
 }
 
 // A team whose worker skipped a barrier the master went through: the critical path cannot follow

@@ -141,6 +141,11 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   // ...and, unless turned off, what-if values (hybrid traces too, through their threads): the
   // critical path is near-critical (slack 0), and the top call paths have gains.
   const Json base_json = parse_json(base.json);
+  // The summary's critical-path table and impact split follow the threads of hybrid traces
+  // (every thread a location): compared bit for bit below, so not empty.
+  EXPECT_GT(base_json["critical_path_length_s"].number, 0.0);
+  EXPECT_FALSE(base_json["callpaths"].array.empty());
+  EXPECT_GT(base_json["impact"]["total_s"].number, 0.0);
   const bool what_if = std::find(extra.begin(), extra.end(), "--no-what-if") == extra.end();
   if (what_if) {
     EXPECT_EQ(base_json["what_if"].type, Json::Type::Object);

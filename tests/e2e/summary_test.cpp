@@ -2,9 +2,16 @@
 // End-to-end: the terminal summary and the --json file on the paper's benchmark traces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
@@ -145,6 +152,154 @@ TEST(Summary, Json_MatchesCubeReport) {
     EXPECT_NEAR(w["seconds"].number, total, 1e-9) << w["metric"].string;
   }
 }
+
+// ---- hybrid MPI+OpenMP traces: every thread a location of the table and the impact split
+
+/// The sum of a Cube metric over all call paths and locations, as stored.
+double metric_total(const CubeFile& cube, const std::string& metric) {
+  double sum = 0.0;
+  const auto it = cube.values.find(metric);
+  if (it == cube.values.end()) return 0.0;
+  for (const auto& [path, values] : it->second)
+    for (double v : values) sum += v;
+  return sum;
+}
+
+/// Exclusive `time` at a call path and location: the report stores `time` inclusive along the
+/// call tree, so the direct children's values are taken out (no region name has a '/').
+double exclusive_time(const CubeFile& cube, const std::string& path, int location) {
+  double v = cube.value("time", path, location);
+  for (const std::string& child : cube.callpaths)
+    if (child.size() > path.size() + 1 && child.compare(0, path.size() + 1, path + "/") == 0 &&
+        child.find('/', path.size() + 1) == std::string::npos)
+      v -= cube.value("time", child, location);
+  return v;
+}
+
+/// For a shared hybrid trace: the --json summary's critical-path length, critical-path table,
+/// impact split and allocation time are the report's sums over all call paths and thread
+/// locations (docs/json-schema.md), and the terminal summary shows them.
+class SummaryHybridShared : public ::testing::Test {
+ public:
+  explicit SummaryHybridShared(std::string dir) : dir_(std::move(dir)) {}
+  void TestBody() override;
+
+ private:
+  std::string dir_;
+};
+
+void SummaryHybridShared::TestBody() {
+  if (dir_.empty()) GTEST_SKIP() << "../shared/conformance-hybrid is absent";
+  const Json expected = read_json_file(dir_ + "/expected.json");
+  const int ranks = static_cast<int>(expected["threads"].object.size());
+  const int locations = static_cast<int>(expected["locations"].number);
+  ASSERT_GT(locations, ranks) << "not a hybrid trace";
+  TempDir dir;
+  const RunResult run = run_cpreplay(ranks, {"-o", dir / "r.cubex", "--json", dir / "s.json",
+                                             dir_ + "/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const CubeFile cube = read_cube(dir / "r.cubex");
+  const Json j = read_json_file(dir / "s.json");
+  ASSERT_EQ(cube.location_names.size(), static_cast<std::size_t>(locations));
+  EXPECT_EQ(j["openmp"]["thread_locations"].number, locations);
+  constexpr double kTol = 1e-12;  // the same values summed in another order
+
+  const double length = metric_total(cube, "critical_path");
+  ASSERT_GT(length, 0.0);
+  EXPECT_NEAR(j["critical_path_length_s"].number, length, kTol);
+  double allocation = 0.0;
+  for (const std::string& path : cube.callpaths)
+    if (path.find('/') == std::string::npos)
+      for (int l = 0; l < locations; ++l) allocation += cube.value("time", path, l);
+  EXPECT_NEAR(j["allocation_time_s"].number, allocation, kTol * locations);
+
+  // One row per call path with critical-path time, largest first, each the report's sums.
+  std::map<std::string, double> on_path;
+  for (const auto& [path, values] : cube.values.at("critical_path"))
+    for (double v : values) on_path[path] += v;
+  std::size_t with_time = 0;
+  for (const auto& [path, v] : on_path) with_time += v > 0.0 ? 1 : 0;
+  const std::vector<Json>& rows = j["callpaths"].array;
+  ASSERT_EQ(rows.size(), with_time);
+  double previous = length;
+  for (const Json& row : rows) {
+    const std::string path = row["path"].string;
+    SCOPED_TRACE(path);
+    EXPECT_LE(row["critical_path_s"].number, previous);
+    previous = row["critical_path_s"].number;
+    EXPECT_NEAR(row["critical_path_s"].number, sum_over(cube, "critical_path", path), kTol);
+    EXPECT_NEAR(row["critical_path_share"].number, row["critical_path_s"].number / length, kTol);
+    EXPECT_NEAR(row["imbalance_s"].number, sum_over(cube, "critical_path_imbalance", path),
+                kTol);
+    double total = 0.0, most = 0.0;
+    for (int l = 0; l < locations; ++l) {
+      total += exclusive_time(cube, path, l);
+      most = std::max(most, exclusive_time(cube, path, l));
+    }
+    EXPECT_NEAR(row["time_total_s"].number, total, kTol);
+    EXPECT_NEAR(row["time_average_s"].number, total / locations, kTol);
+    EXPECT_NEAR(row["time_max_s"].number, most, kTol);
+    EXPECT_NEAR(row["profile_imbalance_s"].number, std::max(0.0, most - total / locations), kTol);
+  }
+
+  // The impact split: the report's sums; together they are every thread's share of the path.
+  const Json& im = j["impact"];
+  EXPECT_NEAR(im["total_s"].number, locations * length, kTol * locations);
+  const std::pair<const char*, const char*> parts[] = {
+      {"critical_path_activities_s", "critical_path_activities"},
+      {"imbalance_impact_s", "critical_imbalance_impact"},
+      {"intra_partition_s", "intra_partition_imbalance"},
+      {"inter_partition_s", "inter_partition_imbalance"},
+      {"non_critical_path_activities_s", "non_critical_path_activities"}};
+  for (const auto& [key, metric] : parts)
+    EXPECT_NEAR(im[key].number, metric_total(cube, metric), kTol) << key;
+  EXPECT_GT(im["critical_path_activities_s"].number, 0.0);
+  EXPECT_GT(im["imbalance_impact_s"].number, 0.0);
+  EXPECT_NEAR(im["intra_partition_s"].number + im["inter_partition_s"].number,
+              im["imbalance_impact_s"].number, kTol);
+  EXPECT_NEAR(im["critical_path_activities_s"].number + im["imbalance_impact_s"].number +
+                  im["non_critical_path_activities_s"].number,
+              im["total_s"].number, 1e-3 * im["total_s"].number);
+
+  // The terminal summary: the length in the header, the table and the split over threads.
+  // The summary's units: seconds from 0.1 s, milliseconds below (the traces' paths are 0.06 to
+  // 0.12 s).
+  char header[64];
+  if (length >= 0.1)
+    std::snprintf(header, sizeof header, "   critical path %.2f s   analysis ", length);
+  else
+    std::snprintf(header, sizeof header, "   critical path %.2f ms   analysis ", length * 1e3);
+  EXPECT_NE(run.out.find(header), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("not yet"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nCritical path: where the runtime goes"), std::string::npos);
+  EXPECT_NE(run.out.find("\nPerformance impact (" + std::to_string(locations) +
+                         " thread locations x "),
+            std::string::npos)
+      << run.out;
+  std::istringstream lines(run.out);
+  for (std::string l; std::getline(lines, l);) EXPECT_LE(l.size(), 100u) << l;
+}
+
+const bool kRegistered = [] {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(shared_dir() + "/conformance-hybrid", ec))
+    if (std::filesystem::exists(entry.path() / "expected.json"))
+      dirs.push_back(entry.path().string());
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) dirs.push_back("");
+  for (const std::string& dir : dirs) {
+    std::string name =
+        dir.empty() ? "shared_absent" : std::filesystem::path(dir).filename().string();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    ::testing::RegisterTest("SummaryHybridShared", name.c_str(), nullptr, nullptr, __FILE__,
+                            __LINE__,
+                            [dir]() -> ::testing::Test* { return new SummaryHybridShared(dir); });
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace cpreplay::testing
