@@ -207,9 +207,9 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         const std::vector<double> incl = inclusive_along_call_tree(tree, sev.row(Metric::Time));
         std::copy(incl.begin(), incl.end(), local + (kSumCount + kWaitCount) * n);
         // Hybrid traces: the rank's worker threads in thread order, as the indicators add them
-        // (time, critical path and the indicators are per thread; the MPI waits and the delays
-        // are the master's, the delays already with its threads' added by the caller). Their
-        // time includes their idle time, so the allocation time is every thread's.
+        // (time, critical path and the indicators are per thread; the MPI waits are the
+        // master's). Their time includes their idle time, so the allocation time is every
+        // thread's.
         for (const Severity& worker : workers_of(i)) {
           for (std::size_t k = 0; k < kSumCount; ++k) {
             const double* from = worker.row(kSumRows[k]);
@@ -222,10 +222,17 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         for (std::size_t p = 0; p < kCauseCount; ++p) {
           const Metric rows[kCauseRows] = {kCauses[p].short_term, kCauses[p].long_term,
                                            kCauses[p].indirect, kCauses[p].propagating};
-          for (std::size_t k = 0; k < kCauseRows; ++k)
-            if (rows[k] != Metric::Count)
-              std::copy(sev.row(rows[k]), sev.row(rows[k]) + n,
-                        local + (kCauseBase + p * kCauseRows + k) * n);
+          for (std::size_t k = 0; k < kCauseRows; ++k) {
+            if (rows[k] == Metric::Count) continue;
+            double* to = local + (kCauseBase + p * kCauseRows + k) * n;
+            std::copy(sev.row(rows[k]), sev.row(rows[k]) + n, to);
+            // A rank's delays are those of all its threads (a slow worker names its rank).
+            if (k < 2)
+              for (const Severity& worker : workers_of(i)) {
+                const double* from = worker.row(rows[k]);
+                for (std::size_t c = 0; c < n; ++c) to[c] += from[c];
+              }
+          }
         }
       });
   struct DoubleInt {
@@ -282,6 +289,12 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       for (std::size_t i = 0; i < top; ++i) slot[p * kTopCauses + i] = by_delay[i].second;
     }
   MPI_Bcast(slot, static_cast<int>(kSlots), MPI_UINT32_T, 0, world.comm());
+  // A held rank's delay of one kind at call path c: its master's and its threads'.
+  auto rank_delay_at = [&](std::size_t i, Metric m, std::uint32_t c) {
+    double v = sevs[i].at(m, c);
+    for (const Severity& worker : workers_of(i)) v += worker.at(m, c);
+    return v;
+  };
   // Per held rank and slot: its delay there (0 once it has been named).
   std::vector<double> rank_delay(held * kSlots, 0.0);
   DoubleInt slot_mine[kSlots], slot_best[kSlots];
@@ -292,8 +305,8 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     for (std::size_t k = 0; k < kSlots; ++k) {
       const std::size_t p = k / kTopCauses;
       const double v = slot[k] == UINT32_MAX ? 0.0
-                                             : sevs[i].at(kCauses[p].short_term, slot[k]) +
-                                                   sevs[i].at(kCauses[p].long_term, slot[k]);
+                                             : rank_delay_at(i, kCauses[p].short_term, slot[k]) +
+                                                   rank_delay_at(i, kCauses[p].long_term, slot[k]);
       rank_delay[i * kSlots + k] = v > kNoDelay ? v : 0.0;
       slot_has[k] += v > kNoDelay ? 1 : 0;
     }

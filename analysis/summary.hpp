@@ -25,8 +25,8 @@ namespace cpreplay::analysis {
 /// i-th held rank, and `path` is thread_critical_path_pass's; every thread is then a location
 /// of the critical-path table's time columns, the impact split and the allocation time, as of
 /// the indicators (docs/json-schema.md), each rank's threads added in thread order before the
-/// fixed sum over ranks. The wait states and the root causes stay per rank from `sevs` (whose
-/// delays must already include the rank's threads').
+/// fixed sum over ranks. The wait states and the root causes stay per rank: a rank's delays
+/// are its master's and its threads' (a cause on a worker thread names its rank).
 /// MPI: collective on world (reductions of per-call-path rows, a gather of worst instances).
 Summary build_summary(const replay::World& world, const Definitions& defs, const CallTree& tree,
                       const Shard& shard, const std::vector<Severity>& sevs,

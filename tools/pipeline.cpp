@@ -357,24 +357,10 @@ class Pipeline {
   /// The summary on stdout (rank 0) and in --json.
   void summarize() {
     // Hybrid traces: the critical-path table and the impact split take every thread as a
-    // location, as the indicators do (docs/json-schema.md). The summary names ranks as causes;
-    // a rank's delays are those of all its threads (a Late Sender caused by a slow worker
-    // thread names the worker's call path).
-    std::vector<analysis::Severity> rank_sev;
-    if (hybrid_) {
-      rank_sev = sev_;
-      for (std::size_t i = 0; i < rank_sev.size(); ++i)
-        for (const analysis::Severity& worker : worker_sev_[i])
-          for (auto m = static_cast<int>(analysis::Metric::Delay);
-               m <= static_cast<int>(analysis::Metric::DelayOmpidleLongterm); ++m)
-            for (std::uint32_t c = 0; c < tree_.size(); ++c)
-              rank_sev[i].add(static_cast<analysis::Metric>(m), c,
-                              worker.at(static_cast<analysis::Metric>(m), c));
-    }
-    Summary summary = analysis::build_summary(world_, defs_, tree_, shard_,
-                                              hybrid_ ? rank_sev : sev_, waits_, path_,
+    // location, as the indicators do (docs/json-schema.md); the summary names ranks as causes,
+    // a rank's delays being those of all its threads.
+    Summary summary = analysis::build_summary(world_, defs_, tree_, shard_, sev_, waits_, path_,
                                               hybrid_ ? &worker_sev_ : nullptr);
-    std::vector<analysis::Severity>().swap(rank_sev);
     if (hybrid_)
       analysis::add_openmp_summary(world_, defs_, tree_, shard_, sev_, worker_sev_, summary);
     describe_run(summary);
