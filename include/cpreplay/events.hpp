@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cpreplay/large_vector.hpp"
 #include "cpreplay/types.hpp"
 
 namespace cpreplay {
@@ -131,7 +132,7 @@ class TimeColumn {
       far_[e] = t;
     }
   }
-  std::vector<std::uint32_t> off_;
+  LargeVector<std::uint32_t> off_;
   std::vector<Ticks> base_;
   std::unordered_map<EventIdx, Ticks> far_;
 };
@@ -180,7 +181,7 @@ struct LocalTrace {
   /// IsendComplete: the Isend. IrecvRequest: the Irecv that completes it, or the
   /// RequestCancelled that cancels it (kNoEvent: neither). RequestCancelled: the request's
   /// Isend or IrecvRequest (or kNoEvent). RequestTest: kNoEvent.
-  std::vector<std::uint32_t> ref;
+  LargeVector<std::uint32_t> ref;
   /// Region of every call path id that `ref` uses (indexed by call path).
   std::vector<std::uint32_t> region_of_path;
   /// Side records in fixed-size blocks: they grow without the copy-and-double peak of a vector

@@ -158,8 +158,8 @@ TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   EXPECT_EQ(g.node(CallpathId{2}).region, a);
   EXPECT_EQ(g.node(CallpathId{3}).region, b);
   EXPECT_EQ(g.node(CallpathId{4}).region, c);
-  EXPECT_EQ(t0.ref, (std::vector<std::uint32_t>{2, 3}));
-  EXPECT_EQ(t1.ref, (std::vector<std::uint32_t>{4, 3}));
+  EXPECT_EQ(std::vector<std::uint32_t>(t0.ref.begin(), t0.ref.end()), (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(std::vector<std::uint32_t>(t1.ref.begin(), t1.ref.end()), (std::vector<std::uint32_t>{4, 3}));
   EXPECT_EQ(t1.region_of(1), b);
   EXPECT_EQ(t1.callpath_of(0), 4u);
   for (std::uint32_t i = 1; i < g.size(); ++i)
