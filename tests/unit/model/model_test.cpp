@@ -4,6 +4,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "cpreplay/large_vector.hpp"
 #include "replay/preprocess.hpp"
 
 namespace cpreplay {
@@ -164,6 +165,27 @@ TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   EXPECT_EQ(t1.callpath_of(0), 4u);
   for (std::uint32_t i = 1; i < g.size(); ++i)
     EXPECT_LT(g.node(CallpathId{i}).parent.value, i);
+}
+
+// Column buffers of 4 MB and more are their own 2 MiB-aligned mappings (huge pages where the
+// kernel has them); smaller ones come from the heap. Growth across the threshold keeps every
+// value, and a vector of a million events' refs round-trips exactly.
+TEST(LargeVector, LargeBlocksAreHugePageAlignedAndKeepTheirValues) {
+  LargeVector<std::uint32_t> v;
+  for (std::uint32_t i = 0; i < 1000; ++i) v.push_back(i * 7u);
+  EXPECT_LT(v.capacity() * sizeof(std::uint32_t), kLargeBytes);
+  v.reserve(kLargeBytes / sizeof(std::uint32_t) + 1);  // now a mapping of its own
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % (std::uintptr_t{2} << 20), 0u);
+  for (std::uint32_t i = 1000; i < 3000000; ++i) v.push_back(i * 7u);  // grows once more
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % (std::uintptr_t{2} << 20), 0u);
+  ASSERT_EQ(v.size(), 3000000u);
+  for (std::uint32_t i = 0; i < 3000000; ++i) ASSERT_EQ(v[i], i * 7u) << i;
+  LargeVector<std::uint32_t> copy = v;
+  EXPECT_TRUE(copy == v);
+  v.clear();
+  v.shrink_to_fit();
+  EXPECT_EQ(v.capacity(), 0u);
+  EXPECT_EQ(copy[2999999], 2999999u * 7u);
 }
 
 }  // namespace
