@@ -66,10 +66,17 @@ void Progress::begin(const std::string& phase) {
 }
 
 void Progress::end(const std::string& detail) {
+  end(detail, std::chrono::duration<double>(Clock::now() - phase_start_).count());
+}
+
+void Progress::end(const std::string& detail, double seconds) {
   if (!enabled_) return;
   open_ = false;
-  const double s = std::chrono::duration<double>(Clock::now() - phase_start_).count();
-  std::fprintf(stderr, " %.3f s%s%s\n", s, detail.empty() ? "" : "  ", detail.c_str());
+  std::fprintf(stderr, " %.3f s%s%s\n", seconds, detail.empty() ? "" : "  ", detail.c_str());
+}
+
+void Progress::add_earlier(double seconds) {
+  start_ -= std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 double Progress::seconds_since_start() const {

@@ -98,6 +98,10 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
   void begin(const std::string& phase);
   void end(const std::string& detail = "");
+  /// Ends the phase with a duration measured elsewhere (a phase run before MPI started).
+  void end(const std::string& detail, double seconds);
+  /// Counts `seconds` of work done before this object existed into seconds_since_start().
+  void add_earlier(double seconds);
   double seconds_since_start() const;
 
  private:

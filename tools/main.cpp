@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
+#include "tools/early_read.hpp"
 #include "tools/pipeline.hpp"
 #include "tools/version.hpp"
 
@@ -255,7 +257,17 @@ void remove_reports_on_termination() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // MPI_Init mostly waits; the trace is read meanwhile (tools/early_read.hpp). The options are
+  // read quietly first: their errors are printed once, below, by rank 0.
+  cpreplay::tools::EarlyRead early;
+  {
+    Settings peek;
+    if (parse(argc, argv, peek, false) < 0 && !peek.read_only && !peek.count_ranks &&
+        !peek.count_events)
+      early.start(peek);
+  }
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -263,12 +275,13 @@ int main(int argc, char** argv) {
   remove_reports_on_termination();
   Settings settings;
   int code = parse(argc, argv, settings, rank == 0);
+  std::unique_ptr<cpreplay::tools::EarlyTrace> early_trace = early.take(rank, size);
   std::string message;  // this rank's error line, if it has one to report
   if (code < 0) {
     code = 0;
     try {
       cpreplay::replay::World world;
-      cpreplay::tools::run(settings, world);
+      cpreplay::tools::run(settings, world, std::move(early_trace));
     } catch (const cpreplay::replay::PeerFailed&) {
       code = 1;
     } catch (const cpreplay::UsageError& e) {

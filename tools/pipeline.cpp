@@ -26,6 +26,7 @@
 #include "replay/memory.hpp"
 #include "replay/messages.hpp"
 #include "replay/preprocess.hpp"
+#include "tools/early_read.hpp"
 #include "tools/report.hpp"
 #include "tools/views.hpp"
 
@@ -60,11 +61,15 @@ std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
 /// them surface through World::agree, so all ranks stop at the same boundary.
 class Pipeline {
  public:
-  Pipeline(const Settings& settings, replay::World& world)
+  Pipeline(const Settings& settings, replay::World& world, std::unique_ptr<EarlyTrace> early)
       : settings_(settings),
         world_(world),
         progress_(world, settings.quiet || settings.count_ranks || settings.count_events),
-        output_(settings.output.empty() ? default_output(settings.anchor) : settings.output) {}
+        output_(settings.output.empty() ? default_output(settings.anchor) : settings.output),
+        early_(std::move(early)) {
+    // The summary's analysis time includes the reading done while MPI started.
+    if (early_) progress_.add_earlier(seconds(early_->start, early_->end));
+  }
 
   /// Definitions everywhere; checks the process count (at most the trace's ranks) and threads,
   /// and shares the ranks out. False: nothing more to do.
@@ -72,15 +77,18 @@ class Pipeline {
     progress_.begin("definitions");
     // Rank 0 reads the definitions file and hands it on: at thousands of ranks, one reader
     // instead of a storm of opens and parses of the same file on the shared file system.
+    // A process that read them while MPI started has them already (rank 0's error, if any,
+    // is rethrown here as if it had read them now).
     std::string bytes;
     world_.agree([&] {
       if (world_.rank() != 0) return;
-      defs_ = io::read_definitions(settings_.anchor);
+      defs_ = early_ ? early_definitions() : io::read_definitions(settings_.anchor);
       bytes = encode_definitions(defs_);
     });
     world_.broadcast(bytes);
     world_.agree([&] {
-      if (world_.rank() != 0) defs_ = decode_definitions(bytes);
+      if (world_.rank() == 0) return;
+      defs_ = early_ && !early_->definitions_error ? early_definitions() : decode_definitions(bytes);
     });
     if (settings_.count_ranks || settings_.count_events) {
       if (world_.rank() != 0) return false;
@@ -102,8 +110,13 @@ class Pipeline {
     hybrid_ = defs_.hybrid();
     // The block of trace ranks this process analyzes (docs/replay-engine.md §1).
     shard_ = Shard(RankBlocks(defs_.ranks(), world_.size()), world_.rank());
-    phase_end(std::to_string(defs_.ranks()) + " ranks, " +
-                  std::to_string(defs_.regions.size()) + " regions");
+    const std::string detail = std::to_string(defs_.ranks()) + " ranks, " +
+                               std::to_string(defs_.regions.size()) + " regions";
+    if (early_)
+      phase_end(detail + " (read while MPI started)",
+                seconds(early_->start, early_->definitions_end));
+    else
+      phase_end(detail);
     return true;
   }
 
@@ -137,29 +150,22 @@ class Pipeline {
 
   void load_events() {
     progress_.begin("events");
+    const bool early = early_ && early_->events_read;
     world_.agree([&] {
-      shard_.traces.resize(shard_.size());
-      local_trees_.resize(shard_.size());
-      if (hybrid_) shard_.workers.resize(shard_.size());
-      for (Rank r = shard_.first(); r < shard_.last(); ++r) {
-        const std::size_t i = shard_.index(r);
-        std::vector<io::ForkPoint> forks;
-        shard_.of(r) = io::read_events(settings_.anchor, defs_, r, local_trees_[i],
-                                       settings_.partial, hybrid_ ? &forks : nullptr);
-        // The rank's threads, after its master (their call paths hang below the forks).
-        const int threads = static_cast<int>(defs_.processes[r].workers.size());
-        for (int t = 1; t <= threads; ++t)
-          shard_.workers[i].push_back(
-              io::read_worker_events(settings_.anchor, defs_, r, t, local_trees_[i], forks,
-                                     settings_.partial));
-        if (threads > 0) {
-          // The master's map of call paths to regions must cover its threads' paths too.
-          shard_.of(r).region_of_path = shard_.workers[i].back().region_of_path;
-        }
-      }
+      if (!early) return read_shard(settings_, defs_, shard_, local_trees_);
+      if (early_->events_error) std::rethrow_exception(early_->events_error);
+      shard_ = std::move(early_->shard);
+      local_trees_ = std::move(early_->local_trees);
     });
     release_free_memory();  // the OTF2 reader's buffers
-    phase_end(std::to_string(sum_over_ranks(world_, shard_.events())) + " events");
+    const std::string detail = std::to_string(sum_over_ranks(world_, shard_.events())) + " events";
+    // Rank 0 prints: its own read says how long reading took.
+    if (early)
+      phase_end(detail + " (read while MPI started)",
+                seconds(early_->definitions_end, early_->end));
+    else
+      phase_end(detail);
+    early_.reset();
   }
 
   /// --partial cut, unified call tree, and the communication-free profile.
@@ -485,13 +491,40 @@ class Pipeline {
     s.partial_collectives_dropped = dropped;
   }
 
-  /// Ends a phase line; with -v it also shows process 0's peak memory so far (where the peak is).
-  void phase_end(const std::string& detail) {
-    if (!settings_.verbose) return progress_.end(detail);
-    char peak[48];
-    std::snprintf(peak, sizeof peak, "  [process 0 peak %.1f MB]",
-                  static_cast<double>(peak_rss_bytes()) / 1e6);
-    progress_.end(detail + peak);
+  static double seconds(EarlyTrace::Clock::time_point from, EarlyTrace::Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  /// The early read's definitions; its error is thrown here, at the stage that reads them.
+  Definitions early_definitions() {
+    if (early_->definitions_error) std::rethrow_exception(early_->definitions_error);
+    return std::move(early_->defs);
+  }
+
+  /// Ends a phase line; with -v it also shows process 0's peak memory so far (where the peak is)
+  /// and what the phase cost process 0: CPU time in user and kernel mode, context switches and
+  /// page faults (bench/: where the wall time goes when processes share a core). `seconds`:
+  /// the phase's duration when it ran elsewhere (negative: since progress_.begin()).
+  void phase_end(const std::string& detail, double seconds = -1.0) {
+    const auto end = [&](const std::string& text) {
+      if (seconds < 0) return progress_.end(text);
+      progress_.end(text, seconds);
+    };
+    if (!settings_.verbose) return end(detail);
+    rusage now{};
+    getrusage(RUSAGE_SELF, &now);
+    const auto secs = [](const timeval& a, const timeval& b) {
+      return static_cast<double>(a.tv_sec - b.tv_sec) + 1e-6 * static_cast<double>(a.tv_usec - b.tv_usec);
+    };
+    char peak[160];
+    std::snprintf(peak, sizeof peak,
+                  "  [process 0 peak %.1f MB; cpu %.3f s user, %.3f s sys, %ld switches, %ld faults]",
+                  static_cast<double>(now.ru_maxrss) * 1024 / 1e6, secs(now.ru_utime, usage_.ru_utime),
+                  secs(now.ru_stime, usage_.ru_stime),
+                  (now.ru_nvcsw + now.ru_nivcsw) - (usage_.ru_nvcsw + usage_.ru_nivcsw),
+                  now.ru_minflt - usage_.ru_minflt);
+    usage_ = now;
+    end(detail + peak);
   }
 
   /// -v: the largest per-process peak and what it means per event (for bench/).
@@ -517,7 +550,13 @@ class Pipeline {
   const Settings& settings_;
   replay::World& world_;
   replay::Progress progress_;
+  rusage usage_ = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u;
+  }();  ///< -v: this process's usage at the end of the previous phase
   const std::string output_;
+  std::unique_ptr<EarlyTrace> early_;  ///< read while MPI started; gone after the events stage
   std::unique_ptr<io::CubeWriter> writer_;  // rank 0 only
   Definitions defs_;
   /// The trace ranks this process analyzes and their events.
@@ -548,8 +587,8 @@ class Pipeline {
 
 }  // namespace
 
-void run(const Settings& settings, replay::World& world) {
-  Pipeline p(settings, world);
+void run(const Settings& settings, replay::World& world, std::unique_ptr<EarlyTrace> early) {
+  Pipeline p(settings, world, std::move(early));
   if (!p.load_definitions()) return;
   if (settings.read_only) return p.decode_only();
   p.probe_outputs();

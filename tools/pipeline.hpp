@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,8 +35,11 @@ struct Settings {
   std::vector<std::pair<std::string, double>> what_if;  ///< --what-if REGION=FACTOR, in order
 };
 
-/// Runs the whole analysis. Throws cpreplay::Error on the rank that reports it, PeerFailed on
+struct EarlyTrace;
+
+/// Runs the whole analysis; `early`: the trace as read while MPI started (tools/early_read.hpp),
+/// or nullptr. Throws cpreplay::Error on the rank that reports it, PeerFailed on
 /// the others. MPI: collective on world.
-void run(const Settings& settings, replay::World& world);
+void run(const Settings& settings, replay::World& world, std::unique_ptr<EarlyTrace> early);
 
 }  // namespace cpreplay::tools

@@ -103,7 +103,7 @@ void run_pipeline(const Archive& a, std::size_t size) {
   settings.window = (size & 4) != 0 ? 1 : 4096;
   try {
     cpreplay::replay::World world;
-    cpreplay::tools::run(settings, world);
+    cpreplay::tools::run(settings, world, nullptr);
   } catch (const cpreplay::Error&) {
   }
 }
