@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "io/otf2_reader.hpp"
+#include "replay/memory.hpp"
 
 namespace cpreplay::tools {
 namespace {
@@ -65,6 +66,8 @@ std::unique_ptr<EarlyTrace> read_early(const Settings& settings, int rank, int s
       t->events_error = std::current_exception();
     }
   }
+  // The OTF2 readers' buffers go back now, not after MPI_Init has added its own memory on top.
+  replay::release_free_memory();
   t->end = EarlyTrace::Clock::now();
   return t;
 }
@@ -111,7 +114,13 @@ void EarlyRead::start(const Settings& settings) {
   mallopt(M_ARENA_MAX, 1);
 #endif
   try {
-    thread_ = std::thread([this, settings, rank, size] { result_ = read_early(settings, rank, size); });
+    thread_ = std::thread([this, settings, rank, size] {
+      try {
+        result_ = read_early(settings, rank, size);
+      } catch (...) {
+        result_.reset();  // out of memory before the read began: the pipeline reads as usual
+      }
+    });
   } catch (...) {
     rank_ = size_ = -1;  // no thread to be had: the pipeline reads as usual
   }
