@@ -44,11 +44,16 @@ now() { date +%s.%N; }
 echo "bench/scout.sh: $(date -u +%F), load $(cut -d' ' -f1-3 /proc/loadavg), $np processes, $repeat alternating runs"
 for _ in $(seq "$repeat"); do
   s=$(now); out=$($run "$SCOUT" "$copy" 2>&1); e=$(now)
-  mem=$(echo "$out" | sed -n 's/.*Max. memory usage *: *\([0-9.]*\)MB.*/\1/p')
-  printf 'scout              wall %6.2f s   peak %6s MB\n' "$(echo "$e - $s" | bc)" "$mem"
+  scout_mem=$(echo "$out" | sed -n 's/.*Max. memory usage *: *\([0-9.]*\)MB.*/\1/p')
+  scout_wall=$(echo "$e - $s" | bc)
+  printf 'scout              wall %6.2f s   peak %6s MB\n' "$scout_wall" "$scout_mem"
   for opts in "" "--no-what-if"; do
     s=$(now); out=$($run "$cpreplay" -v $opts -o "$scratch/r.cubex" "$copy" 2>&1); e=$(now)
     mem=$(echo "$out" | sed -n 's/.*peak memory per process \([0-9.]*\) MB (max).*/\1/p')
-    printf 'cpreplay %-12s wall %6.2f s   peak %6s MB\n' "${opts:-defaults}" "$(echo "$e - $s" | bc)" "$mem"
+    wall=$(echo "$e - $s" | bc)
+    # The ratios to the scout run just before (issue 20's budget: wall <= 0.10 x, memory <= 0.40 x).
+    printf 'cpreplay %-12s wall %6.2f s   peak %6s MB   (%.3f x wall, %.3f x memory)\n' \
+      "${opts:-defaults}" "$wall" "$mem" "$(echo "$wall / $scout_wall" | bc -l)" \
+      "$(echo "${mem:-0} / ${scout_mem:-1}" | bc -l)"
   done
 done
