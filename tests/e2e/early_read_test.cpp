@@ -18,20 +18,6 @@
 namespace cpreplay::testing {
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 /// Sets (or, with nullptr, removes) an environment variable for the scope; mpirun hands the
 /// environment on to the processes it starts on this machine.
 class ScopedEnv {
@@ -49,14 +35,6 @@ class ScopedEnv {
  private:
   const char* name_;
 };
-
-std::string mktrace(const TempDir& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> a = args;
-  a.insert(a.begin() + 1, dir / args[0]);
-  const RunResult r = run_mktrace(a);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return dir / (args[0] + "/traces.otf2");
-}
 
 /// The report's bytes with each tar header's modification time and checksum blanked (the
 /// report is a plain tar: Cube's writers do not compress it); everything else compared as is.
@@ -127,7 +105,7 @@ void expect_same(const Outputs& a, const Outputs& b, const std::string& what) {
 // the report, JSON and summary are byte for byte those of a run that reads after MPI_Init.
 TEST(EarlyRead, TakenAndChangesNothing_5RanksOn3Processes) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example", "--ranks", "5", "--iters", "6"});
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "5", "--iters", "6"});
   const Outputs early = analyze(dir, anchor, 3, "early");
   const Outputs off = analyze(dir, anchor, 3, "off");
   EXPECT_TRUE(read_early(early.result)) << early.result.err;
@@ -140,7 +118,7 @@ TEST(EarlyRead, TakenAndChangesNothing_5RanksOn3Processes) {
 // MPI_Init, and the results are the same as reading after MPI_Init everywhere.
 TEST(EarlyRead, WrongGuessIsReadAgain_SomeProcessesOrAll) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"late-sender", "--ranks", "4", "--iters", "5"});
+  const std::string anchor = make_trace(dir, {"late-sender", "--ranks", "4", "--iters", "5"});
   const Outputs off = analyze(dir, anchor, 3, "off");
   const Outputs mixed = analyze(dir, anchor, 3, "0:3");
   const Outputs wrong_size = analyze(dir, anchor, 3, "1:4");
@@ -155,7 +133,7 @@ TEST(EarlyRead, WrongGuessIsReadAgain_SomeProcessesOrAll) {
 TEST(EarlyRead, HybridThreadsReadEarly_SameAsOff) {
   TempDir dir;
   const std::string anchor =
-      mktrace(dir, {"hybrid", "--ranks", "3", "--threads", "2", "--iters", "3"});
+      make_trace(dir, {"hybrid", "--ranks", "3", "--threads", "2", "--iters", "3"});
   const Outputs early = analyze(dir, anchor, 2, "early");
   const Outputs off = analyze(dir, anchor, 2, "off");
   EXPECT_TRUE(read_early(early.result)) << early.result.err;
@@ -175,7 +153,7 @@ std::string error_line(const RunResult& r) {
 // one line, the same exit code, no report. Events (rank 2's file cut in half) and definitions.
 TEST(EarlyRead, DamageFoundEarly_SameErrorLineAndExitCode) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example", "--ranks", "4", "--iters", "4"});
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "4", "--iters", "4"});
   const std::string evt = dir / "example/traces/2.evt";
   std::filesystem::resize_file(evt, std::filesystem::file_size(evt) / 2);
   std::vector<RunResult> runs;

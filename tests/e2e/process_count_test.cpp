@@ -21,20 +21,6 @@
 namespace cpreplay::testing {
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 /// One analysis at M processes, with everything it wrote.
 struct Run {
   int processes = 0;
@@ -216,43 +202,35 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
   EXPECT_NE(base.result.out.find(analyzed_line(ranks, ranks) + "\n"), std::string::npos);
 }
 
-std::string mktrace(const TempDir& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> a = args;
-  a.insert(a.begin() + 1, dir / args[0]);
-  const RunResult r = run_mktrace(a);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return dir / (args[0] + "/traces.otf2");
-}
-
 // 7 ranks (a prime: no M between 1 and 7 divides it) on 1, 2 and 3 processes.
 TEST(ProcessCount, Example7Ranks_SameReportSummaryJsonAndViewsAt1_2_3) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example", "--ranks", "7", "--iters", "12"});
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "7", "--iters", "12"});
   expect_same_at(dir, anchor, 7, {1, 2, 3}, {"--what-if", "compute=0.5"}, true);
 }
 
 TEST(ProcessCount, LateSender6Ranks_SameAt1And4) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"late-sender", "--ranks", "6", "--iters", "8"});
+  const std::string anchor = make_trace(dir, {"late-sender", "--ranks", "6", "--iters", "8"});
   expect_same_at(dir, anchor, 6, {1, 4}, {});
 }
 
 TEST(ProcessCount, Collectives5Ranks_SameAt1And2) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"collectives", "--ranks", "5", "--iters", "6"});
+  const std::string anchor = make_trace(dir, {"collectives", "--ranks", "5", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 2}, {}, true);
 }
 
 TEST(ProcessCount, Nonblocking5Ranks_SameAt1And3) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"nonblocking", "--ranks", "5", "--iters", "6"});
+  const std::string anchor = make_trace(dir, {"nonblocking", "--ranks", "5", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 3}, {});
 }
 
 // --time-correct on a skewed clock (offsets by Bellman-Ford on process 0, shifts per rank).
 TEST(ProcessCount, TimeCorrectSkewedRing_SameAt1And3) {
   TempDir dir;
-  const std::string anchor = mktrace(
+  const std::string anchor = make_trace(
       dir, {"late-sender", "--ranks", "5", "--iters", "5", "--skew", "1:3000000"});
   expect_same_at(dir, anchor, 5, {1, 3}, {"--time-correct"});
 }
@@ -263,7 +241,7 @@ TEST(ProcessCount, TimeCorrectSkewedRing_SameAt1And3) {
 TEST(ProcessCount, Hybrid5Ranks3Threads_SameReportSummaryJsonAndViewsAt1_2_3) {
   TempDir dir;
   const std::string anchor =
-      mktrace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "4"});
+      make_trace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "4"});
   expect_same_at(dir, anchor, 5, {1, 2, 3}, {}, true);
 }
 
@@ -272,7 +250,7 @@ TEST(ProcessCount, Hybrid5Ranks3Threads_SameReportSummaryJsonAndViewsAt1_2_3) {
 TEST(ProcessCount, Hybrid5Ranks3Threads_WhatIfSameAt1And2And3) {
   TempDir dir;
   const std::string anchor =
-      mktrace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "6"});
+      make_trace(dir, {"hybrid", "--ranks", "5", "--threads", "3", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 2, 3}, {"--what-if", "loop_body=0.5", "--near-critical",
                                              "0.05"});
 }
@@ -280,7 +258,7 @@ TEST(ProcessCount, Hybrid5Ranks3Threads_WhatIfSameAt1And2And3) {
 // A tiny window: many message rounds and collective windows, the same at every M.
 TEST(ProcessCount, Window3AndNoRootCause_SameAt1And2) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example", "--ranks", "5", "--iters", "6"});
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "5", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 2}, {"--window", "3"});
   TempDir other;
   expect_same_at(other, anchor, 5, {1, 2}, {"--no-rootcause", "--no-what-if"});
@@ -423,7 +401,7 @@ const bool kRegistered = [] {
 // of 168 events.
 TEST(ProcessCount, ReadOnly_CountsEveryRanksEventsAt1_3_4) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example"});
+  const std::string anchor = make_trace(dir, {"example"});
   for (int m : {1, 3, 4}) {
     const RunResult run = run_cpreplay(m, {"--read-only", anchor});
     EXPECT_EQ(run.exit_code, 0) << run.err;
@@ -437,7 +415,7 @@ TEST(ProcessCount, ReadOnly_CountsEveryRanksEventsAt1_3_4) {
 // More processes than ranks: one line naming N, exit 2, no report.
 TEST(ProcessCount, MoreProcessesThanRanks_OneLineNamingNNoReport) {
   TempDir dir;
-  const std::string anchor = mktrace(dir, {"example", "--ranks", "3", "--iters", "2"});
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "3", "--iters", "2"});
   const RunResult run = run_cpreplay(5, {"-o", dir / "r.cubex", "--json", dir / "s.json", anchor});
   EXPECT_EQ(run.exit_code, 2);
   std::vector<std::string> errors;

@@ -76,13 +76,6 @@ void write_trace(const std::string& dir, const Spoil& spoil = {}) {
   w.write(dir);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 /// Files that a failed run must not leave: reports and the writer's temporaries.
 std::vector<std::string> leftovers(const std::string& dir) {
   std::vector<std::string> found;

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #ifndef CPREPLAY_MPIEXEC
@@ -101,6 +103,30 @@ RunResult run_mktrace(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {CPREPLAY_MKTRACE};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv, 120);
+}
+
+std::string make_trace(const TempDir& dir, const std::vector<std::string>& args) {
+  if (args.empty()) throw std::runtime_error("make_trace: no trace kind given");
+  std::vector<std::string> a = args;
+  a.insert(a.begin() + 1, dir / args[0]);
+  const RunResult r = run_mktrace(a);
+  if (r.exit_code != 0)
+    throw std::runtime_error("cpreplay-mktrace " + args[0] + " failed: " + r.err);
+  return dir / (args[0] + "/traces.otf2");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 TempDir::TempDir() {

@@ -39,7 +39,16 @@ class TempDir {
   std::string path_;
 };
 
+/// `cpreplay-mktrace KIND DIR/KIND OPTIONS...` for args = {KIND, OPTIONS...}; returns the
+/// trace's anchor, DIR/KIND/traces.otf2. Throws std::runtime_error with the generator's stderr
+/// when it fails (gtest reports the test as failed).
+std::string make_trace(const TempDir& dir, const std::vector<std::string>& args);
+
 bool file_exists(const std::string& path);
+/// A file's bytes (empty when it cannot be read).
+std::string read_file(const std::string& path);
+/// The lines of a text, without their newlines.
+std::vector<std::string> lines_of(const std::string& text);
 /// Lists the files of a directory (names only), for "no report left behind" checks.
 std::vector<std::string> list_dir(const std::string& path);
 
