@@ -23,6 +23,13 @@ OmpConstruct omp_construct(const Region& region) {
   return OmpConstruct::None;
 }
 
+std::vector<OmpConstruct> omp_constructs(const Definitions& defs, const CallTree& tree) {
+  std::vector<OmpConstruct> construct(tree.size());
+  for (std::uint32_t c = 0; c < tree.size(); ++c)
+    construct[c] = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+  return construct;
+}
+
 namespace {
 
 /// One parallel-region instance: the master's fork and join.
@@ -89,9 +96,7 @@ OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTra
                    const std::vector<LocalTrace>& workers) {
   OmpTeams teams;
   teams.threads = workers.size() + 1;
-  std::vector<OmpConstruct> construct(tree.size());
-  for (std::uint32_t c = 0; c < tree.size(); ++c)
-    construct[c] = omp_construct(defs.region(tree.node(CallpathId{c}).region));
+  const std::vector<OmpConstruct> construct = omp_constructs(defs, tree);
   for (EventIdx e = 0; e < master.size(); ++e) {
     if (master.kind[e] == EventKind::ThreadFork) {
       teams.forks.push_back(e);
@@ -163,11 +168,10 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
   auto thread_trace = [&](std::size_t t) -> const LocalTrace& {
     return t == 0 ? master : workers[t - 1];
   };
-  std::vector<OmpConstruct> construct(paths);
+  const std::vector<OmpConstruct> construct = omp_constructs(defs, tree);
   std::vector<bool> in_parallel(paths, false);  // the call path is (below) a parallel region
   for (std::uint32_t c = 0; c < paths; ++c) {
     const auto& node = tree.node(CallpathId{c});
-    construct[c] = omp_construct(defs.region(node.region));
     in_parallel[c] = construct[c] == OmpConstruct::Parallel ||
                      (node.parent.valid() && in_parallel[node.parent.value]);
   }
@@ -214,9 +218,7 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
             const double idle = time > inst[k].fork ? clock.span(inst[k].fork, time) : 0.0;
             sev.add(Metric::OmpFork, cp, idle);
             management[t][cp] += idle;
-          } else if ((construct[cp] == OmpConstruct::ExplicitBarrier ||
-                      construct[cp] == OmpConstruct::ImplicitBarrier) &&
-                     team != UINT32_MAX) {
+          } else if (is_omp_barrier(construct[cp]) && team != UINT32_MAX) {
             barriers.push_back(BarrierVisit{team, seq++, static_cast<std::uint32_t>(t), cp, time});
           }
           break;

@@ -15,6 +15,12 @@ namespace cpreplay::analysis {
 /// constructs by name: "!$omp parallel @file:line", ...; conformance-hybrid/README.md).
 enum class OmpConstruct : std::uint8_t { None, Parallel, ExplicitBarrier, ImplicitBarrier };
 OmpConstruct omp_construct(const Region& region);
+/// An explicit or implicit barrier: the constructs whose instances synchronize a thread team.
+inline bool is_omp_barrier(OmpConstruct c) {
+  return c == OmpConstruct::ExplicitBarrier || c == OmpConstruct::ImplicitBarrier;
+}
+/// The construct of every call path's region (indexed by call path).
+std::vector<OmpConstruct> omp_constructs(const Definitions& defs, const CallTree& tree);
 
 /// One thread's part in one parallel-region instance: its Enter and Leave of the parallel
 /// region and its barriers (Enter, Leave) in order (the j-th barrier of every team member is one

@@ -631,8 +631,7 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
   // Barrier call paths (each a column of per-location waiting).
   std::vector<std::uint32_t> barriers;
   for (std::uint32_t c = 0; c < n; ++c) {
-    const OmpConstruct k = omp_construct(defs.region(tree.node(CallpathId{c}).region));
-    if (k == OmpConstruct::ExplicitBarrier || k == OmpConstruct::ImplicitBarrier)
+    if (is_omp_barrier(omp_construct(defs.region(tree.node(CallpathId{c}).region))))
       barriers.push_back(c);
   }
   constexpr std::size_t kTotals = 9;  // idle, limited, management, ib, eb, lc, la, time, worker

@@ -110,11 +110,8 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   if (defs.hybrid()) {
     // The thread teams' barriers, recognised by name as the OpenMP pass does.
     request.barrier_paths.assign(n, 0);
-    for (std::uint32_t c = 0; c < n; ++c) {
-      const OmpConstruct k = omp_construct(defs.region(tree.node(CallpathId{c}).region));
-      request.barrier_paths[c] =
-          k == OmpConstruct::ExplicitBarrier || k == OmpConstruct::ImplicitBarrier ? 1 : 0;
-    }
+    const std::vector<OmpConstruct> construct = omp_constructs(defs, tree);
+    for (std::uint32_t c = 0; c < n; ++c) request.barrier_paths[c] = is_omp_barrier(construct[c]);
     result.path_profile = path.profile;
   }
 

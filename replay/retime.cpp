@@ -2118,19 +2118,20 @@ class RankRetimer {
   /// This rank's row of the path profile (seconds per call path; all its threads, summed in
   /// ticks), appended to `out`. Called on masters, after which the threads' path_end.
   void path_end(std::vector<double>& out) {
-    std::vector<Hop>().swap(hops_);
-    std::vector<Hop>().swap(thread_hops_);
-    std::vector<std::uint32_t>().swap(thread_memo_);
+    release_hops();
     for (const RankRetimer* w : team_)
       for (std::size_t c = 0; c < profile_.size(); ++c) profile_[c] += w->profile_[c];
     for (std::size_t c = 0; c < profile_.size(); ++c) out.push_back(seconds(profile_[c]));
     std::vector<Clk>().swap(profile_);
   }
   void thread_path_end() {
+    release_hops();
+    std::vector<Clk>().swap(profile_);
+  }
+  void release_hops() {
     std::vector<Hop>().swap(hops_);
     std::vector<Hop>().swap(thread_hops_);
     std::vector<std::uint32_t>().swap(thread_memo_);
-    std::vector<Clk>().swap(profile_);
   }
 
   // ---- Backward (slack of the unchanged run) ------------------------------------------------

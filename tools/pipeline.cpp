@@ -88,7 +88,8 @@ class Pipeline {
     world_.broadcast(bytes);
     world_.agree([&] {
       if (world_.rank() == 0) return;
-      defs_ = early_ && !early_->definitions_error ? early_definitions() : decode_definitions(bytes);
+      defs_ = early_ && !early_->definitions_error ? early_definitions()
+                                                   : decode_definitions(bytes);
     });
     if (settings_.count_ranks || settings_.count_events) {
       if (world_.rank() != 0) return false;
@@ -158,7 +159,8 @@ class Pipeline {
       local_trees_ = std::move(early_->local_trees);
     });
     release_free_memory();  // the OTF2 reader's buffers
-    const std::string detail = std::to_string(sum_over_ranks(world_, shard_.events())) + " events";
+    const std::string detail =
+        std::to_string(sum_over_ranks(world_, shard_.events())) + " events";
     // Rank 0 prints: its own read says how long reading took.
     if (early)
       phase_end(detail + " (read while MPI started)",
@@ -173,11 +175,8 @@ class Pipeline {
     progress_.begin("preprocess");
     if (settings_.partial) {
       std::vector<bool> barrier_region(defs_.regions.size(), false);
-      for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
-        const analysis::OmpConstruct c = analysis::omp_construct(defs_.regions[r]);
-        barrier_region[r] = c == analysis::OmpConstruct::ExplicitBarrier ||
-                            c == analysis::OmpConstruct::ImplicitBarrier;
-      }
+      for (std::size_t r = 0; r < defs_.regions.size(); ++r)
+        barrier_region[r] = analysis::is_omp_barrier(analysis::omp_construct(defs_.regions[r]));
       cut_ = replay::cut_to_common_end(world_, shard_, barrier_region);
     }
     tree_ = replay::unify_call_trees(world_, local_trees_, shard_);
@@ -514,12 +513,14 @@ class Pipeline {
     rusage now{};
     getrusage(RUSAGE_SELF, &now);
     const auto secs = [](const timeval& a, const timeval& b) {
-      return static_cast<double>(a.tv_sec - b.tv_sec) + 1e-6 * static_cast<double>(a.tv_usec - b.tv_usec);
+      return static_cast<double>(a.tv_sec - b.tv_sec) +
+             1e-6 * static_cast<double>(a.tv_usec - b.tv_usec);
     };
     char peak[160];
     std::snprintf(peak, sizeof peak,
-                  "  [process 0 peak %.1f MB; cpu %.3f s user, %.3f s sys, %ld switches, %ld faults]",
-                  static_cast<double>(now.ru_maxrss) * 1024 / 1e6, secs(now.ru_utime, usage_.ru_utime),
+                  "  [process 0 peak %.1f MB; cpu %.3f s user, %.3f s sys, %ld switches, %ld "
+                  "faults]",
+                  static_cast<double>(peak_rss_bytes()) / 1e6, secs(now.ru_utime, usage_.ru_utime),
                   secs(now.ru_stime, usage_.ru_stime),
                   (now.ru_nvcsw + now.ru_nivcsw) - (usage_.ru_nvcsw + usage_.ru_nivcsw),
                   now.ru_minflt - usage_.ru_minflt);
