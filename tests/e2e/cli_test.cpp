@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/run_cpreplay.hpp"
 #include "tests/support/trace_writer.hpp"
 
@@ -17,9 +18,7 @@ namespace {
 void small_trace(int ranks, const std::string& dir) {
   TraceWriter w(ranks);
   for (int r = 0; r < ranks; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.finalize(r, 0.2, 0.3);
     w.leave(r, 0.3, "main");
     w.program_end(r, 0.3);
@@ -107,9 +106,7 @@ TEST(Cli, ThreadedTrace_AnalyzedWithoutNote) {
   TraceWriter w(2);
   w.set_threads_per_process(2);
   for (int r = 0; r < 2; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.finalize(r, 0.2, 0.3);
     w.leave(r, 0.3, "main");
     w.program_end(r, 0.3);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
@@ -29,9 +30,7 @@ const std::string kBar = kMainPar + "/" + kIbar;
 void write_crash_in_region(TraceWriter& w, bool worker_reaches_barrier) {
   w.set_threads_per_process(2);
   for (int r = 0; r < 2; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.omp_fork(r, 1.0, 2);
     for (int t = 0; t < 2; ++t) {
       w.omp_team_begin(r, t, 1.0);

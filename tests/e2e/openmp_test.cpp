@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
@@ -27,13 +28,9 @@ const std::string kCrit = "!$omp critical @a.c:9";
 const std::string kSblock = "!$omp critical sblock @a.c:9";
 const std::string kMainPar = "sim.exe/main/" + kPar;
 
-/// Rank 0 of a `threads`-thread trace: program, main, MPI_Init 0-0.1; the caller adds the
-/// parallel regions; closed by end_rank.
-void begin_rank(TraceWriter& w, int r) {
-  w.program_begin(r, 0.0);
-  w.enter(r, 0.0, "main");
-  w.init(r, 0.0, 0.1);
-}
+/// A rank's program, main and MPI_Init 0-0.1; the caller adds the parallel regions; closed by
+/// end_rank.
+using scenario::begin_rank;
 
 void end_rank(TraceWriter& w, int r) {
   w.finalize(r, 4.0, 4.5);
@@ -516,6 +513,29 @@ TEST(OpenMp, CriticalPathLateSenderDelayedByWorker_HandComputed) {
   }
 }
 
+/// 2 ranks x 2 threads, rank 0's thread 1 slow in `work` (described with the test below; the
+/// summary test after it analyzes the same trace).
+void write_slow_thread_team(TraceWriter& w) {
+  for (int r = 0; r < 2; ++r) {
+    begin_rank(w, r);
+    w.omp_fork(r, 1.0, 2);
+    const double release = r == 0 ? 2.6 : 1.7;
+    for (int t = 0; t < 2; ++t) {
+      team_in(w, r, t, 1.1 + 0.1 * t);
+      w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
+      const double done = r == 0 ? (t == 1 ? 2.5 : 1.5) : 1.5 + 0.1 * t;
+      w.thread_leave(r, t, done, "work");
+      w.thread_enter(r, t, done, kIbar);
+      w.thread_leave(r, t, release, kIbar);
+      team_out(w, r, t, release);
+    }
+    w.omp_join(r, r == 0 ? 2.7 : 1.8);
+    w.finalize(r, r == 0 ? 4.0 : 3.9, 4.5);
+    w.leave(r, 5.0, "main");
+    w.program_end(r, 5.0);
+  }
+}
+
 // critical_path_imbalance on a hybrid trace, as the Cube browser derives it for Scalasca's hybrid
 // report (scout.spec, docs/openmp.md "Critical-path imbalance per thread"): every thread is a
 // location, and per call path e and location l
@@ -567,24 +587,7 @@ TEST(OpenMp, CriticalPathImbalancePerThread_HandComputed) {
     TempDir dir;
     TraceWriter w(2);
     w.set_threads_per_process(2);
-    for (int r = 0; r < 2; ++r) {
-      begin_rank(w, r);
-      w.omp_fork(r, 1.0, 2);
-      const double release = r == 0 ? 2.6 : 1.7;
-      for (int t = 0; t < 2; ++t) {
-        team_in(w, r, t, 1.1 + 0.1 * t);
-        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
-        const double done = r == 0 ? (t == 1 ? 2.5 : 1.5) : 1.5 + 0.1 * t;
-        w.thread_leave(r, t, done, "work");
-        w.thread_enter(r, t, done, kIbar);
-        w.thread_leave(r, t, release, kIbar);
-        team_out(w, r, t, release);
-      }
-      w.omp_join(r, r == 0 ? 2.7 : 1.8);
-      w.finalize(r, r == 0 ? 4.0 : 3.9, 4.5);
-      w.leave(r, 5.0, "main");
-      w.program_end(r, 5.0);
-    }
+    write_slow_thread_team(w);
     std::string err;
     const CubeFile cube = analyze(w, dir, processes, &err);
     ASSERT_EQ(cube.location_names.size(), 4u);
@@ -706,24 +709,7 @@ TEST(OpenMp, SummaryCriticalPathAndImpact_HandComputed) {
   {
     TraceWriter w(2);
     w.set_threads_per_process(2);
-    for (int r = 0; r < 2; ++r) {
-      begin_rank(w, r);
-      w.omp_fork(r, 1.0, 2);
-      const double release = r == 0 ? 2.6 : 1.7;
-      for (int t = 0; t < 2; ++t) {
-        team_in(w, r, t, 1.1 + 0.1 * t);
-        w.thread_enter(r, t, 1.1 + 0.1 * t, "work");
-        const double done = r == 0 ? (t == 1 ? 2.5 : 1.5) : 1.5 + 0.1 * t;
-        w.thread_leave(r, t, done, "work");
-        w.thread_enter(r, t, done, kIbar);
-        w.thread_leave(r, t, release, kIbar);
-        team_out(w, r, t, release);
-      }
-      w.omp_join(r, r == 0 ? 2.7 : 1.8);
-      w.finalize(r, r == 0 ? 4.0 : 3.9, 4.5);
-      w.leave(r, 5.0, "main");
-      w.program_end(r, 5.0);
-    }
+    write_slow_thread_team(w);
     w.write(dir / "t");
   }
   for (int processes : {2, 1}) {

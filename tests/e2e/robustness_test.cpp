@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/run_cpreplay.hpp"
 #include "tests/support/trace_writer.hpp"
 
@@ -41,9 +42,7 @@ struct Spoil {
 void write_trace(const std::string& dir, const Spoil& spoil = {}) {
   TraceWriter w(kRanks);
   for (int r = 0; r < kRanks; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     bool stopped = false;
     for (int it = 0; it < 3 && !stopped; ++it) {
       const double base = 1.0 + it;

@@ -27,6 +27,14 @@ inline void open_all(TraceWriter& w) {
   }
 }
 
+/// One rank: ProgramBegin and Enter `main` at 0, MPI_Init [0, 0.1]; the caller goes on (the
+/// OpenMP scenarios fork after it).
+inline void begin_rank(TraceWriter& w, int r) {
+  w.program_begin(r, 0.0);
+  w.enter(r, 0.0, "main");
+  w.init(r, 0.0, 0.1);
+}
+
 /// Every rank: MPI_Finalize [t, t + 0.5], Leave `main` and ProgramEnd at t + 1. All ranks enter
 /// MPI_Finalize together, so mpi_finalize_wait = 0.
 inline void close_all(TraceWriter& w, double t) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
@@ -348,9 +349,7 @@ TraceWriter hybrid_example() {
   TraceWriter w(2);
   w.set_threads_per_process(2);
   for (int r = 0; r < 2; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.omp_fork(r, 1.0, 2);
   }
   for (int t = 0; t < 2; ++t) {
@@ -697,9 +696,7 @@ TEST(ViewsHybrid, TeamWithMissingBarrier_LeavesNoViews) {
   TraceWriter w(2);
   w.set_threads_per_process(2);
   for (int r = 0; r < 2; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.omp_fork(r, 1.0, 2);
     for (int t = 0; t < 2; ++t) {
       w.omp_team_begin(r, t, 1.1);

@@ -99,9 +99,7 @@ TraceWriter slow_loop() {
   const double release[2] = {2.4, 1.6};
   const double join[2] = {2.5, 1.7};
   for (int r = 0; r < 2; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
     w.omp_fork(r, 1.0, 2);
     for (int t = 0; t < 2; ++t) {
       team_in(w, r, t, 1.0 + 0.1 * t);
@@ -254,9 +252,7 @@ TraceWriter critical_loop() {
   TraceWriter w(kRanks);
   w.set_threads_per_process(kThreads);
   for (int r = 0; r < kRanks; ++r) {
-    w.program_begin(r, 0.0);
-    w.enter(r, 0.0, "main");
-    w.init(r, 0.0, 0.1);
+    scenario::begin_rank(w, r);
   }
   double s = 0.5;
   for (int i = 0; i < kIterations; ++i) {
