@@ -632,33 +632,12 @@ TEST(OpenMp, CriticalPathImbalancePerThread_HandComputed) {
   EXPECT_TRUE(reports[0] == reports[1]) << "critical_path_imbalance differs on one process";
 }
 
-/// The sum of a Cube metric over all call paths and locations, as stored.
-double metric_total(const CubeFile& cube, const std::string& metric) {
-  double sum = 0.0;
-  const auto it = cube.values.find(metric);
-  if (it == cube.values.end()) return 0.0;
-  for (const auto& [path, locations] : it->second)
-    for (double v : locations) sum += v;
-  return sum;
-}
-
 /// The sum of a Cube metric at one call path over all locations.
 double path_total(const CubeFile& cube, const std::string& metric, const std::string& path) {
   double sum = 0.0;
   for (std::size_t l = 0; l < cube.location_names.size(); ++l)
     sum += cube.value(metric, path, static_cast<int>(l));
   return sum;
-}
-
-/// Exclusive `time` at a call path and location: the report stores `time` inclusive along the
-/// call tree, so the children's values are taken out (region names here contain no '/').
-double exclusive_time(const CubeFile& cube, const std::string& path, int location) {
-  double v = cube.value("time", path, location);
-  for (const std::string& child : cube.callpaths)
-    if (child.size() > path.size() + 1 && child.compare(0, path.size() + 1, path + "/") == 0 &&
-        child.find('/', path.size() + 1) == std::string::npos)
-      v -= cube.value("time", child, location);
-  return v;
 }
 
 /// The --json summary's critical-path row of a call path; fails the test when absent.
@@ -765,8 +744,8 @@ TEST(OpenMp, SummaryCriticalPathAndImpact_HandComputed) {
                   kEps);
       double total = 0.0, most = 0.0;
       for (int l = 0; l < 4; ++l) {
-        total += exclusive_time(cube, e.path, l);
-        most = std::max(most, exclusive_time(cube, e.path, l));
+        total += scenario::exclusive_time(cube, e.path, l);
+        most = std::max(most, scenario::exclusive_time(cube, e.path, l));
       }
       EXPECT_NEAR(row["time_total_s"].number, total, kEps);
       EXPECT_NEAR(row["time_max_s"].number, most, kEps);
@@ -780,15 +759,15 @@ TEST(OpenMp, SummaryCriticalPathAndImpact_HandComputed) {
     EXPECT_NEAR(im["inter_partition_s"].number, 4.8, kEps);
     EXPECT_NEAR(im["non_critical_path_activities_s"].number, 2.8, kEps);
     EXPECT_NEAR(im["critical_path_activities_s"].number,
-                metric_total(cube, "critical_path_activities"), kEps);
-    EXPECT_NEAR(im["imbalance_impact_s"].number, metric_total(cube, "critical_imbalance_impact"),
+                scenario::total(cube, "critical_path_activities"), kEps);
+    EXPECT_NEAR(im["imbalance_impact_s"].number, scenario::total(cube, "critical_imbalance_impact"),
                 kEps);
-    EXPECT_NEAR(im["intra_partition_s"].number, metric_total(cube, "intra_partition_imbalance"),
+    EXPECT_NEAR(im["intra_partition_s"].number, scenario::total(cube, "intra_partition_imbalance"),
                 kEps);
-    EXPECT_NEAR(im["inter_partition_s"].number, metric_total(cube, "inter_partition_imbalance"),
+    EXPECT_NEAR(im["inter_partition_s"].number, scenario::total(cube, "inter_partition_imbalance"),
                 kEps);
     EXPECT_NEAR(im["non_critical_path_activities_s"].number,
-                metric_total(cube, "non_critical_path_activities"), kEps);
+                scenario::total(cube, "non_critical_path_activities"), kEps);
     // Per thread where it lands: the slow thread's work and its share of the parallel region.
     EXPECT_NEAR(cube.value("intra_partition_imbalance", work, 1), 0.18, kEps);
     EXPECT_NEAR(cube.value("intra_partition_imbalance", kMainPar, 1), 0.08, kEps);

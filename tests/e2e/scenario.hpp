@@ -88,4 +88,15 @@ inline double total(const CubeFile& cube, const std::string& metric) {
   return sum;
 }
 
+/// Exclusive `time` at a call path and location: the report stores `time` inclusive along the
+/// call tree, so the direct children's values are taken out (region names here contain no '/').
+inline double exclusive_time(const CubeFile& cube, const std::string& path, int location) {
+  double v = cube.value("time", path, location);
+  for (const std::string& child : cube.callpaths)
+    if (child.size() > path.size() + 1 && child.compare(0, path.size() + 1, path + "/") == 0 &&
+        child.find('/', path.size() + 1) == std::string::npos)
+      v -= cube.value("time", child, location);
+  return v;
+}
+
 }  // namespace cpreplay::testing::scenario

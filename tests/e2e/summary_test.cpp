@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/e2e/scenario.hpp"
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
@@ -155,27 +156,6 @@ TEST(Summary, Json_MatchesCubeReport) {
 
 // ---- hybrid MPI+OpenMP traces: every thread a location of the table and the impact split
 
-/// The sum of a Cube metric over all call paths and locations, as stored.
-double metric_total(const CubeFile& cube, const std::string& metric) {
-  double sum = 0.0;
-  const auto it = cube.values.find(metric);
-  if (it == cube.values.end()) return 0.0;
-  for (const auto& [path, values] : it->second)
-    for (double v : values) sum += v;
-  return sum;
-}
-
-/// Exclusive `time` at a call path and location: the report stores `time` inclusive along the
-/// call tree, so the direct children's values are taken out (no region name has a '/').
-double exclusive_time(const CubeFile& cube, const std::string& path, int location) {
-  double v = cube.value("time", path, location);
-  for (const std::string& child : cube.callpaths)
-    if (child.size() > path.size() + 1 && child.compare(0, path.size() + 1, path + "/") == 0 &&
-        child.find('/', path.size() + 1) == std::string::npos)
-      v -= cube.value("time", child, location);
-  return v;
-}
-
 /// For a shared hybrid trace: the --json summary's critical-path length, critical-path table,
 /// impact split and allocation time are the report's sums over all call paths and thread
 /// locations (docs/json-schema.md), and the terminal summary shows them.
@@ -204,7 +184,7 @@ void SummaryHybridShared::TestBody() {
   EXPECT_EQ(j["openmp"]["thread_locations"].number, locations);
   constexpr double kTol = 1e-12;  // the same values summed in another order
 
-  const double length = metric_total(cube, "critical_path");
+  const double length = scenario::total(cube, "critical_path");
   ASSERT_GT(length, 0.0);
   EXPECT_NEAR(j["critical_path_length_s"].number, length, kTol);
   double allocation = 0.0;
@@ -233,8 +213,8 @@ void SummaryHybridShared::TestBody() {
                 kTol);
     double total = 0.0, most = 0.0;
     for (int l = 0; l < locations; ++l) {
-      total += exclusive_time(cube, path, l);
-      most = std::max(most, exclusive_time(cube, path, l));
+      total += scenario::exclusive_time(cube, path, l);
+      most = std::max(most, scenario::exclusive_time(cube, path, l));
     }
     EXPECT_NEAR(row["time_total_s"].number, total, kTol);
     EXPECT_NEAR(row["time_average_s"].number, total / locations, kTol);
@@ -252,7 +232,7 @@ void SummaryHybridShared::TestBody() {
       {"inter_partition_s", "inter_partition_imbalance"},
       {"non_critical_path_activities_s", "non_critical_path_activities"}};
   for (const auto& [key, metric] : parts)
-    EXPECT_NEAR(im[key].number, metric_total(cube, metric), kTol) << key;
+    EXPECT_NEAR(im[key].number, scenario::total(cube, metric), kTol) << key;
   EXPECT_GT(im["critical_path_activities_s"].number, 0.0);
   EXPECT_GT(im["imbalance_impact_s"].number, 0.0);
   EXPECT_NEAR(im["intra_partition_s"].number + im["inter_partition_s"].number,
