@@ -129,6 +129,22 @@ TEST(EarlyRead, WrongGuessIsReadAgain_SomeProcessesOrAll) {
   expect_same(wrong_size, off, "wrong process count");
 }
 
+// Launcher variables that name no rank of the run (not a number, a rank outside the size, a
+// number too large for an int) are no guess: the run reads after MPI_Init, with no message, and
+// its results are those of a run without the early read.
+TEST(EarlyRead, MalformedGuess_NotTakenSameResults) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "3", "--iters", "4"});
+  const Outputs off = analyze(dir, anchor, 3, "off");
+  for (const char* guess : {"garbage", "3:3", "-1:3", "0:99999999999", "1:", ":3"}) {
+    SCOPED_TRACE(guess);
+    const Outputs o = analyze(dir, anchor, 3, guess);
+    EXPECT_FALSE(read_early(o.result)) << o.result.err;
+    EXPECT_EQ(o.result.err.find("error"), std::string::npos) << o.result.err;
+    expect_same(o, off, guess);
+  }
+}
+
 // A hybrid trace (3 ranks x 2 threads) on 2 processes: the threads are read early too.
 TEST(EarlyRead, HybridThreadsReadEarly_SameAsOff) {
   TempDir dir;
