@@ -694,7 +694,7 @@ OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_
     const EventIdx start = it->second;
     s->pending_isend.erase(it);
     const EventIdx i = s->request(EventKind::IsendComplete, t, start);
-    s->trace->p2p[s->trace->ref[start]].partner = i;
+    s->trace->p2p.set_partner(s->trace->ref[start], i);
   })
 }
 
@@ -721,7 +721,7 @@ OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
     const EventIdx i = s->message(EventKind::Irecv, t, comm, sender, tag, length);
     auto it = s->pending_irecv.find(request);
     if (it != s->pending_irecv.end()) {
-      s->trace->p2p[s->trace->ref[i]].partner = it->second;
+      s->trace->p2p.set_partner(s->trace->ref[i], it->second);
       s->trace->ref[it->second] = i;
       s->pending_irecv.erase(it);
     }
@@ -740,7 +740,7 @@ OTF2_CallbackCode evt_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint
     const EventIdx i = s->request(EventKind::RequestCancelled, t, kNoEvent);
     if (auto it = s->pending_isend.find(request); it != s->pending_isend.end()) {
       s->trace->ref[i] = it->second;
-      s->trace->p2p[s->trace->ref[it->second]].partner = i;
+      s->trace->p2p.set_partner(s->trace->ref[it->second], i);
       s->pending_isend.erase(it);
     } else if (auto jt = s->pending_irecv.find(request); jt != s->pending_irecv.end()) {
       s->trace->ref[i] = jt->second;

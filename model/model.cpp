@@ -69,6 +69,30 @@ std::size_t TimeColumn::upper_bound(Ticks t) const {
   return lo;
 }
 
+std::uint32_t MessageRecords::push_back(const P2pRecord& r) {
+  const Channel c{r.comm, r.peer, r.tag};
+  std::uint32_t channel = last_;
+  if (channel == UINT32_MAX || !(channels_[channel] == c)) {
+    auto it = index_.find(c);
+    if (it != index_.end()) {
+      channel = it->second;
+    } else {
+      channel = static_cast<std::uint32_t>(channels_.size());
+      channels_.push_back(c);
+      if (index_.size() < kIndexedChannels) index_.emplace(c, channel);
+    }
+    last_ = channel;
+  }
+  const auto slot = static_cast<std::uint32_t>(recs_.size());
+  recs_.push_back(Packed{channel, r.partner, r.length});
+  return slot;
+}
+
+std::size_t MessageRecords::bytes_used() const {
+  return recs_.size() * sizeof(Packed) + channels_.capacity() * sizeof(Channel) +
+         index_.size() * (sizeof(Channel) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+}
+
 void LocalTrace::truncate(std::size_t n) {
   if (n >= size()) return;
   forget_calls();
@@ -82,8 +106,8 @@ void LocalTrace::truncate(std::size_t n) {
       case EventKind::Isend:
       case EventKind::Recv:
       case EventKind::Irecv: {
-        P2pRecord& rec = p2p[ref[e]];
-        if (rec.partner != kNoEvent && rec.partner >= n) rec.partner = kNoEvent;
+        const EventIdx partner = p2p[ref[e]].partner;
+        if (partner != kNoEvent && partner >= n) p2p.set_partner(ref[e], kNoEvent);
         p2p_kept = ref[e] + std::size_t{1};
         break;
       }
@@ -185,7 +209,7 @@ EventIdx LocalTrace::enter_of(EventIdx leave) const {
 
 std::size_t LocalTrace::bytes_used() const {
   return time.bytes_used() + kind.bytes_used() +
-         ref.capacity() * sizeof(std::uint32_t) + p2p.size() * sizeof(P2pRecord) +
+         ref.capacity() * sizeof(std::uint32_t) + p2p.bytes_used() +
          coll.size() * sizeof(CollRecord) + locks.size() * sizeof(LockRecord);
 }
 

@@ -51,7 +51,7 @@ enum class CollOp : std::uint8_t {
   DestroyHandleAndDeallocate = 22
 };
 
-/// Side record of a message event (Send/Isend/Recv/Irecv). 20 B.
+/// Side record of a message event (Send/Isend/Recv/Irecv), as MessageRecords hands it out.
 struct P2pRecord {
   static constexpr std::uint32_t kLongMessage = UINT32_MAX;
   std::uint32_t comm = 0;      ///< CommId value
@@ -61,6 +61,61 @@ struct P2pRecord {
   EventIdx partner = kNoEvent;
   /// Message bytes; kLongMessage: 4 GiB or more, kept in LocalTrace::long_messages.
   std::uint32_t length = 0;
+};
+
+/// A rank's message side records, 12 B each. A rank sends to and receives from a few
+/// (communicator, peer, tag) channels over and over (its neighbours, a tag or two per kind of
+/// message), so each record keeps the index of its channel in a table of the distinct ones,
+/// beside its own partner and length. Lookups go through a map of at most kIndexedChannels
+/// entries; a rank with more distinct channels than that (a tag per iteration, say) appends
+/// the further ones without looking them up: 24 B per such record, never unbounded lookups.
+/// Blocks of records, as a deque: no copy-and-double peak (their number is not known before
+/// reading).
+class MessageRecords {
+ public:
+  static constexpr std::size_t kIndexedChannels = std::size_t{1} << 14;
+
+  std::size_t size() const { return recs_.size(); }
+  bool empty() const { return recs_.empty(); }
+  P2pRecord operator[](std::size_t i) const {
+    const Packed& p = recs_[i];
+    const Channel& c = channels_[p.channel];
+    P2pRecord r;
+    r.comm = c.comm;
+    r.peer = c.peer;
+    r.tag = c.tag;
+    r.partner = p.partner;
+    r.length = p.length;
+    return r;
+  }
+  /// Appends a record; returns its index.
+  std::uint32_t push_back(const P2pRecord& r);
+  void set_partner(std::size_t i, EventIdx partner) { recs_[i].partner = partner; }
+  /// Keeps the first n records (the channel table stays).
+  void resize(std::size_t n) { recs_.resize(n); }
+  std::size_t channels() const { return channels_.size(); }
+  std::size_t bytes_used() const;
+
+ private:
+  struct Channel {
+    std::uint32_t comm, peer, tag;
+    bool operator==(const Channel& o) const {
+      return comm == o.comm && peer == o.peer && tag == o.tag;
+    }
+  };
+  struct ChannelHash {
+    std::size_t operator()(const Channel& c) const {
+      const std::uint64_t a = (std::uint64_t{c.comm} << 32) | c.peer;
+      return static_cast<std::size_t>((a * 0x9E3779B97F4A7C15ull) ^ (c.tag * 0xC2B2AE3D27D4EB4Full));
+    }
+  };
+  struct Packed {
+    std::uint32_t channel, partner, length;
+  };
+  std::deque<Packed> recs_;
+  std::vector<Channel> channels_;
+  std::unordered_map<Channel, std::uint32_t, ChannelHash> index_;
+  std::uint32_t last_ = UINT32_MAX;  ///< the channel of the latest record: the usual next one
 };
 
 /// Side record of a CollEnd and of its CollBegin, which share it. 24 B. The MPI call is the
@@ -168,7 +223,7 @@ class KindColumn {
 };
 
 /// One rank's events, column-wise: time 4 B + kind 4 bits + ref 4 B = 8.5 B per event, plus a
-/// P2pRecord (20 B) per message event and a CollRecord (24 B) per collective. Everything else is
+/// message record (12 B, MessageRecords) per message event and a CollRecord (24 B) per collective. Everything else is
 /// derived: the call path of an MPI event is that of its MPI call, and Enter<->Leave pairs are
 /// found by scanning (cached, so a pass in event order scans each call once).
 struct LocalTrace {
@@ -184,10 +239,10 @@ struct LocalTrace {
   LargeVector<std::uint32_t> ref;
   /// Region of every call path id that `ref` uses (indexed by call path).
   std::vector<std::uint32_t> region_of_path;
-  /// Side records in fixed-size blocks: they grow without the copy-and-double peak of a vector
-  /// (their number is not known before reading).
-  std::deque<P2pRecord> p2p;
+  MessageRecords p2p;
   std::unordered_map<std::uint32_t, std::uint64_t> long_messages;  ///< p2p index -> bytes
+  /// Collective and lock side records in fixed-size blocks: they grow without the
+  /// copy-and-double peak of a vector (their number is not known before reading).
   std::deque<CollRecord> coll;
   /// coll index * 2 (+ 1 for received) -> bytes, for counts of 4 GiB and more.
   std::unordered_map<std::uint64_t, std::uint64_t> long_coll_bytes;
@@ -223,8 +278,8 @@ struct LocalTrace {
   EventIdx leave_of(EventIdx enter) const;
   /// Enter of a Leave event.
   EventIdx enter_of(EventIdx leave) const;
-  /// Send/Isend/Recv/Irecv: the P2pRecord.
-  const P2pRecord& message(EventIdx e) const { return p2p[ref[e]]; }
+  /// Send/Isend/Recv/Irecv: the message's record.
+  P2pRecord message(EventIdx e) const { return p2p[ref[e]]; }
   /// Send/Isend/Recv/Irecv: the message's bytes.
   std::uint64_t bytes_of(EventIdx e) const {
     const std::uint32_t length = p2p[ref[e]].length;

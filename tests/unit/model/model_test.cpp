@@ -111,8 +111,9 @@ TEST(LocalTrace, CallsAndLinksAreDerived) {
   t.push(EventKind::Leave, 5, 1);              // 5
   t.push(EventKind::Enter, 6, 2);              // 6 user
   t.push(EventKind::Enter, 7, 3);              // 7 MPI_Send
-  t.p2p.push_back(P2pRecord{});
-  t.p2p.back().partner = 10;
+  P2pRecord rec;
+  rec.partner = 10;
+  t.p2p.push_back(rec);
   t.push(EventKind::Isend, 8, 0);              // 8
   t.push(EventKind::Leave, 9, 3);              // 9
   t.push(EventKind::Leave, 10, 2);             // 10
@@ -140,6 +141,84 @@ TEST(LocalTrace, CallsAndLinksAreDerived) {
 
 // Rank 0 calls main/{a,b}, rank 1 calls main/{b,c}: the merged tree has main, a, b, c with
 // preorder ids, rank 0's nodes first, and both ranks' Enter events are rewritten to global ids.
+TEST(MessageRecords, RecordsShareTheirChannelsAndKeepEveryField) {
+  MessageRecords m;
+  auto rec = [](std::uint32_t comm, std::uint32_t peer, std::uint32_t tag, EventIdx partner,
+                std::uint32_t length) {
+    P2pRecord r;
+    r.comm = comm;
+    r.peer = peer;
+    r.tag = tag;
+    r.partner = partner;
+    r.length = length;
+    return r;
+  };
+  // Two neighbours, alternating, with one other tag: three channels for six records.
+  EXPECT_EQ(m.push_back(rec(0, 1, 7, 100, 64)), 0u);
+  EXPECT_EQ(m.push_back(rec(0, 3, 7, 101, 64)), 1u);
+  EXPECT_EQ(m.push_back(rec(0, 1, 7, kNoEvent, 128)), 2u);
+  EXPECT_EQ(m.push_back(rec(0, 3, 7, 103, 0)), 3u);
+  EXPECT_EQ(m.push_back(rec(0, 1, 8, 104, P2pRecord::kLongMessage)), 4u);
+  EXPECT_EQ(m.push_back(rec(2, 1, 7, 105, 64)), 5u);
+  EXPECT_EQ(m.size(), 6u);
+  EXPECT_EQ(m.channels(), 4u);  // (0,1,7) (0,3,7) (0,1,8) (2,1,7)
+  const P2pRecord r2 = m[2];
+  EXPECT_EQ(r2.comm, 0u);
+  EXPECT_EQ(r2.peer, 1u);
+  EXPECT_EQ(r2.tag, 7u);
+  EXPECT_EQ(r2.partner, kNoEvent);
+  EXPECT_EQ(r2.length, 128u);
+  EXPECT_EQ(m[4].tag, 8u);
+  EXPECT_EQ(m[4].length, P2pRecord::kLongMessage);
+  EXPECT_EQ(m[5].comm, 2u);
+  m.set_partner(2, 42);
+  EXPECT_EQ(m[2].partner, 42u);
+  EXPECT_EQ(m[3].partner, 103u);  // the others keep theirs
+  m.resize(3);
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[1].peer, 3u);
+}
+
+TEST(MessageRecords, BeyondTheIndexedChannelsEveryRecordStillDecodes) {
+  // A tag per message: more distinct channels than the lookup map holds.
+  MessageRecords m;
+  const std::uint32_t n = static_cast<std::uint32_t>(MessageRecords::kIndexedChannels) + 100;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    P2pRecord r;
+    r.comm = 1;
+    r.peer = i % 5;
+    r.tag = i;
+    r.partner = i + 1;
+    r.length = i * 2;
+    m.push_back(r);
+  }
+  // A channel seen early is found again; one seen after the map filled up is appended anew.
+  P2pRecord again;
+  again.comm = 1;
+  again.peer = 3;
+  again.tag = 3;
+  m.push_back(again);
+  EXPECT_EQ(m.channels(), n);
+  P2pRecord late;
+  late.comm = 1;
+  late.peer = (n - 1) % 5;
+  late.tag = n - 1;
+  m.push_back(late);
+  m.push_back(again);
+  EXPECT_EQ(m.channels(), n + 1);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const P2pRecord r = m[i];
+    ASSERT_EQ(r.comm, 1u);
+    ASSERT_EQ(r.peer, i % 5);
+    ASSERT_EQ(r.tag, i);
+    ASSERT_EQ(r.partner, i + 1);
+    ASSERT_EQ(r.length, i * 2);
+  }
+  EXPECT_EQ(m[n].tag, 3u);
+  EXPECT_EQ(m[n + 1].tag, n - 1);
+  EXPECT_EQ(m[n + 2].peer, 3u);
+}
+
 TEST(UnifyCallTrees, TwoRanks_MergedInPreorderAndColumnsRewritten) {
   std::vector<CallTree> trees(2);
   LocalTrace t0, t1;
