@@ -251,8 +251,8 @@ class RootCause {
         w.put(sp.kind == SyncKind::LateSender ? kLsPartner : kLrPartner);
         w.put(sp.target);
         w.put(leave_time(trace_.call_of(sp.event)));
-      } else if (sp.kind == SyncKind::OneToN && sp.causer != me_) {
-        replay::RecordWriter to_root(exchange_.to(me_, sp.causer));
+      } else if (sp.kind == SyncKind::OneToN && sp.causer(me_) != me_) {
+        replay::RecordWriter to_root(exchange_.to(me_, sp.causer(me_)));
         to_root.put(kWaiter);
         to_root.put(sp.comm);
         to_root.put(sp.target);
@@ -423,11 +423,11 @@ class RootCause {
         // used here (docs/root-cause.md, limits).
         return members_.contains(sp.comm, k);
       case SyncKind::OneToN:
-        if (sp.causer == me_) {
+        if (sp.causer(me_) == me_) {
           const auto it = waiters_.find(collective_key(sp.comm, sp.target));
           return it != waiters_.end() && std::binary_search(it->second.begin(), it->second.end(), k);
         }
-        return k == sp.causer;
+        return k == sp.causer(me_);
       default:
         return k == sp.peer;
     }
@@ -613,7 +613,7 @@ class RootCause {
     if (sp.kind == SyncKind::LateSenderPartner || sp.kind == SyncKind::LateReceiverPartner ||
         is_openmp(sp.kind))
       return true;
-    return is_group(sp.kind) && sp.causer == me_;
+    return is_group(sp.kind) && sp.causer(me_) == me_;
   }
 
   static bool is_group(SyncKind k) {
@@ -660,7 +660,7 @@ class RootCause {
         --low_;
         state_[low_] = kActive;
         ++active_;
-        if (is_group(sps_[low_].kind) && sps_[low_].causer == me_) send_group(low_);
+        if (is_group(sps_[low_].kind) && sps_[low_].causer(me_) == me_) send_group(low_);
         wake(low_);
       }
       // Only the points something happened to are tried (activation, a record, the last
@@ -722,7 +722,7 @@ class RootCause {
         p2p_pool_[slot] = P2pInput{};  // wait 0: nothing to add
         p2p_in_.set(sp.event, slot);
         ++skipped;
-      } else if (is_group(sp.kind) && sp.causer != me_) {
+      } else if (is_group(sp.kind) && sp.causer(me_) != me_) {
         if (group_in_.contains(key)) continue;
         const std::uint32_t slot = group_pool_.take();
         group_pool_[slot] = GroupInput{};  // empty G: a reply of nothing
@@ -764,7 +764,7 @@ class RootCause {
       case SyncKind::OneToN:
       case SyncKind::NToOne: {
         const std::uint64_t key = collective_key(sp.comm, sp.target);
-        if (sp.causer != me_) {
+        if (sp.causer(me_) != me_) {
           const std::uint32_t slot = group_in_.find(key);
           if (slot == replay::FlatIndex::kNone || pending_[j] > 0) return false;
           reply(j, group_pool_[slot], final_costs(j));
@@ -1082,7 +1082,7 @@ class RootCause {
   void reply(std::int64_t x, const GroupInput& in, const std::array<double, kPatterns>& cost) {
     const SyncPoint& sp = sps_[x];
     const TimeMap& local = pruned_;
-    prune(prev(x, sp.causer), x, pruned_);
+    prune(prev(x, sp.causer(me_)), x, pruned_);
     std::vector<double>& d = reply_d_;
     d.assign(in.g.size(), 0.0);
     double dsum = 0.0;
@@ -1093,7 +1093,7 @@ class RootCause {
     std::array<double, kKeys> keys{};
     keys[0] = std::max(sp.wait, 0.0);
     for (int p = 0; p < patterns_; ++p) keys[1 + p] = cost[p];
-    send_reply(sp.causer, sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
+    send_reply(sp.causer(me_), sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
   }
 
   void send_reply(Rank causer, std::uint32_t comm, std::uint32_t instance, bool individual,

@@ -5,6 +5,7 @@
 #include "cpreplay/error.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <map>
 
@@ -414,6 +415,7 @@ class WaitStatePass::Impl {
   /// Records a collective synchronization point: total is the duration of the MPI call.
   void add_syncpoint(const replay::CollInstance& inst, std::uint32_t cp, SyncKind kind,
                      double wait, double completion, Rank peer, Rank causer = -1) {
+    assert(causer < 0 || causer == peer || causer == trace_.rank);
     const EventIdx call = trace_.kind[inst.end] == EventKind::CollEnd
                               ? trace_.call_of(inst.end)
                               : trace_.enter_of(inst.end);
@@ -433,7 +435,9 @@ class WaitStatePass::Impl {
                         " communicators; the root-cause analysis handles at most that many");
     sp.comm = inst.comm;
     sp.peer = peer;
-    sp.causer = causer >= 0 ? causer : peer;
+    // Who caused it is the peer or (the latest sender's N-to-1 point, the one caller that names
+    // a causer) this rank: one bit.
+    sp.self_causer = causer >= 0 && causer != peer ? 1 : 0;
     result_.syncpoints.push_back(sp);
   }
 

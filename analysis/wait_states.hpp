@@ -50,9 +50,11 @@ enum class SyncKind : std::uint8_t {
 };
 
 /// A synchronization point with what the delay analysis needs (scalasca-metrics.md §7.1,
-/// §8.1), 40 B: one per wait state and partner, held through the root-cause phase, where it is
+/// §8.1), 36 B: one per wait state and partner, held through the root-cause phase, where it is
 /// the largest table after the events. Collectives: every instance where this rank
-/// synchronizes, wait or not.
+/// synchronizes, wait or not. Packed to 4-byte boundaries (x86-64 reads the doubles there as
+/// fast); who caused the waiting is the peer, or this rank itself (one bit).
+#pragma pack(push, 4)
 struct SyncPoint {
   static constexpr std::uint32_t kMaxComm = (1u << 24) - 1;  ///< `comm` has 24 bits
   double wait = 0.0;  ///< seconds waited here (>= 0)
@@ -67,13 +69,19 @@ struct SyncPoint {
   /// P2P and N-to-1: the partner's world rank. Barrier, N x N, 1-to-N: the causer (the latest
   /// member; the root for 1-to-N).
   Rank peer = 0;
-  Rank causer = 0;  ///< collectives: who caused the waiting (latest member, latest sender, root)
   /// Collectives: communicator (or the Init/Finalize pseudo one); at most kMaxComm.
   std::uint32_t comm : 24;
-  SyncKind kind : 8;
-  SyncPoint() : comm(0), kind(SyncKind::Barrier) {}
+  SyncKind kind : 7;
+  /// The rank that holds this point caused the waiting (the latest sender's N-to-1 point, whose
+  /// peer is the root that waited); otherwise the peer did.
+  std::uint32_t self_causer : 1;
+  SyncPoint() : comm(0), kind(SyncKind::Barrier), self_causer(0) {}
+  /// Collectives: who caused the waiting (latest member, latest sender, root); `self` is the
+  /// rank that holds the point.
+  Rank causer(Rank self) const { return self_causer ? self : peer; }
 };
-static_assert(sizeof(SyncPoint) == 40, "SyncPoint is held per synchronization point");
+#pragma pack(pop)
+static_assert(sizeof(SyncPoint) == 36, "SyncPoint is held per synchronization point");
 
 /// When the waiting began: the Enter of the waiting MPI call, or the begin of the collective
 /// instance (its CollBegin, or the Enter of MPI_Init/MPI_Finalize).
