@@ -47,6 +47,10 @@ for _ in $(seq "$repeat"); do
   scout_mem=$(echo "$out" | sed -n 's/.*Max. memory usage *: *\([0-9.]*\)MB.*/\1/p')
   scout_wall=$(echo "$e - $s" | bc)
   printf 'scout              wall %6.2f s   peak %6s MB\n' "$scout_wall" "$scout_mem"
+  # For comparison only: scout with the transport cpreplay picks on one node (Open MPI's
+  # shared-memory pml ob1, tools/mpi_startup.hpp); the ratios below are to the default run.
+  s=$(now); $run --mca pml ob1 "$SCOUT" "$copy" >/dev/null 2>&1; e=$(now)
+  printf 'scout (pml ob1)    wall %6.2f s\n' "$(echo "$e - $s" | bc)"
   for opts in "" "--no-what-if"; do
     s=$(now); out=$($run "$cpreplay" -v $opts -o "$scratch/r.cubex" "$copy" 2>&1); e=$(now)
     mem=$(echo "$out" | sed -n 's/.*peak memory per process \([0-9.]*\) MB (max).*/\1/p')

@@ -20,6 +20,7 @@
 #include "cpreplay/error.hpp"
 #include "io/cube_writer.hpp"
 #include "tools/early_read.hpp"
+#include "tools/mpi_startup.hpp"
 #include "tools/pipeline.hpp"
 #include "tools/version.hpp"
 
@@ -257,6 +258,8 @@ void remove_reports_on_termination() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread starts (setenv) and before MPI_Init reads it (tools/mpi_startup.hpp).
+  const std::string pml = cpreplay::tools::choose_single_node_transport();
   // MPI_Init mostly waits; the trace is read meanwhile (tools/early_read.hpp). The options are
   // read quietly first: their errors are printed once, below, by rank 0.
   cpreplay::tools::EarlyRead early;
@@ -275,6 +278,12 @@ int main(int argc, char** argv) {
   remove_reports_on_termination();
   Settings settings;
   int code = parse(argc, argv, settings, rank == 0);
+  if (code < 0 && settings.verbose && !settings.quiet && rank == 0 && !pml.empty())
+    std::fprintf(stderr,
+                 "cpreplay: MPI: all %d processes on one node: Open MPI's shared-memory "
+                 "transport (pml %s; set OMPI_MCA_pml or CPREPLAY_KEEP_MPI_TRANSPORT=1 to "
+                 "choose)\n",
+                 size, pml.c_str());
   std::unique_ptr<cpreplay::tools::EarlyTrace> early_trace = early.take(rank, size);
   std::string message;  // this rank's error line, if it has one to report
   if (code < 0) {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// End-to-end: the trace read while MPI starts (tools/early_read.hpp). mpirun's environment
+// End-to-end: what happens while MPI starts. Open MPI's transport on one node
+// (tools/mpi_startup.hpp, the MpiStartup tests at the end), and the trace read meanwhile
+// (tools/early_read.hpp). mpirun's environment
 // names each process's rank, so every MPI test takes the early path; these check that it is
 // taken, that it changes nothing (report, summary, JSON and error lines are identical to a run
 // that reads after MPI_Init), and that a wrong guess of the rank or the process count, on some
@@ -201,6 +203,58 @@ TEST(EarlyRead, DamageFoundEarly_SameErrorLineAndExitCode) {
     EXPECT_EQ(error_line(r), def_line);
     EXPECT_FALSE(file_exists(dir / "r.cubex"));
   }
+}
+
+/// "cpreplay: MPI: ..." of a -v run: the transport cpreplay chose, or empty.
+std::string transport_line(const RunResult& r) {
+  for (const std::string& l : lines_of(r.err))
+    if (l.rfind("cpreplay: MPI: ", 0) == 0) return l;
+  return "";
+}
+
+/// Whether Open MPI (at pml_base_verbose 10) opened its network-only `cm` layer.
+bool opened_cm(const RunResult& r) {
+  return r.err.find("found loaded component cm") != std::string::npos;
+}
+
+// All processes on this machine: cpreplay asks Open MPI for the shared-memory layer, Open MPI
+// opens no other (its network probes are skipped), and the results are those of a run that
+// leaves the choice to Open MPI (CPREPLAY_KEEP_MPI_TRANSPORT=1), which does open `cm`.
+TEST(MpiStartup, OneNodeTakesSharedMemory_SameResults) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"late-sender", "--ranks", "3", "--iters", "4"});
+  ScopedEnv verbose("OMPI_MCA_pml_base_verbose", "10");
+  const Outputs chosen = analyze(dir, anchor, 3, "early", {"-v"});
+  if (transport_line(chosen.result).empty() && !opened_cm(chosen.result))
+    GTEST_SKIP() << "not Open MPI's launcher: no transport to choose";
+  EXPECT_EQ(transport_line(chosen.result),
+            "cpreplay: MPI: all 3 processes on one node: Open MPI's shared-memory transport "
+            "(pml ob1; set OMPI_MCA_pml or CPREPLAY_KEEP_MPI_TRANSPORT=1 to choose)");
+  EXPECT_FALSE(opened_cm(chosen.result)) << chosen.result.err;
+  EXPECT_NE(chosen.result.err.find("select: initializing pml component ob1"), std::string::npos)
+      << chosen.result.err;
+  Outputs kept;
+  {
+    ScopedEnv keep("CPREPLAY_KEEP_MPI_TRANSPORT", "1");
+    kept = analyze(dir, anchor, 3, "early", {"-v"});
+  }
+  EXPECT_EQ(transport_line(kept.result), "");
+  EXPECT_TRUE(opened_cm(kept.result)) << kept.result.err;
+  expect_same(chosen, kept, "shared memory chosen against Open MPI's own choice");
+}
+
+// A transport the user names (mpirun --mca pml X arrives as OMPI_MCA_pml) is kept: cpreplay says
+// nothing and changes nothing.
+TEST(MpiStartup, TheUsersChoiceIsKept) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "2", "--iters", "3"});
+  ScopedEnv pml("OMPI_MCA_pml", "^ucx");
+  ScopedEnv verbose("OMPI_MCA_pml_base_verbose", "10");
+  const Outputs o = analyze(dir, anchor, 2, "early", {"-v"});
+  EXPECT_EQ(transport_line(o.result), "");
+  if (o.result.err.find("components_register") == std::string::npos)
+    GTEST_SKIP() << "not Open MPI: no component list to check";
+  EXPECT_TRUE(opened_cm(o.result)) << o.result.err;
 }
 
 }  // namespace

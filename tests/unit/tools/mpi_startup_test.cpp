@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// When cpreplay asks Open MPI for its shared-memory transport (tools/mpi_startup.hpp).
+#include "tools/mpi_startup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace {
+
+using cpreplay::tools::open_mpi_param_files;
+using cpreplay::tools::selects_transport;
+using cpreplay::tools::single_node_pml;
+using cpreplay::tools::StartupInputs;
+
+/// A launcher's environment and the parameter files on disk, as maps.
+struct Machine {
+  std::map<std::string, std::string> env{{"OMPI_COMM_WORLD_SIZE", "4"},
+                                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                                         {"HOME", "/home/u"}};
+  std::map<std::string, std::string> files;
+  std::string libdir = "/opt/openmpi/lib";
+
+  StartupInputs inputs() const {
+    StartupInputs in;
+    in.env = [this](const char* name) -> const char* {
+      const auto it = env.find(name);
+      return it == env.end() ? nullptr : it->second.c_str();
+    };
+    in.file = [this](const std::string& path) {
+      const auto it = files.find(path);
+      return it == files.end() ? std::string() : it->second;
+    };
+    in.mpi_library_dir = libdir;
+    return in;
+  }
+};
+
+TEST(MpiStartup, AllProcessesOnOneNodeUseSharedMemory) {
+  Machine m;
+  // Debian's own file only excludes components: no choice of its own.
+  m.files["/etc/openmpi/openmpi-mca-params.conf"] =
+      "# comment\nbtl_base_warn_component_unused=0\nmtl = ^ofi\nbtl = ^uct,openib,ofi\n"
+      "pml = ^ucx\n";
+  EXPECT_EQ(single_node_pml(m.inputs()), "ob1");
+}
+
+TEST(MpiStartup, SeveralNodesOrAnotherLauncherKeepOpenMpisChoice) {
+  Machine m;
+  m.env["OMPI_COMM_WORLD_LOCAL_SIZE"] = "2";  // 4 processes, 2 on this node
+  EXPECT_EQ(single_node_pml(m.inputs()), "");
+  m.env.erase("OMPI_COMM_WORLD_LOCAL_SIZE");
+  EXPECT_EQ(single_node_pml(m.inputs()), "");
+  Machine mpich;  // MPICH's Hydra: PMI_* only
+  mpich.env = {{"PMI_RANK", "0"}, {"PMI_SIZE", "4"}};
+  EXPECT_EQ(single_node_pml(mpich.inputs()), "");
+  Machine bad;
+  bad.env["OMPI_COMM_WORLD_SIZE"] = "4x";
+  bad.env["OMPI_COMM_WORLD_LOCAL_SIZE"] = "4x";
+  EXPECT_EQ(single_node_pml(bad.inputs()), "");
+}
+
+TEST(MpiStartup, TheUsersOrTheSitesChoiceWins) {
+  for (const char* var : {"OMPI_MCA_pml", "OMPI_MCA_mtl", "CPREPLAY_KEEP_MPI_TRANSPORT"}) {
+    Machine m;
+    m.env[var] = "1";
+    EXPECT_EQ(single_node_pml(m.inputs()), "") << var;
+  }
+  for (const char* file : {"/home/u/.openmpi/mca-params.conf",
+                           "/opt/openmpi/etc/openmpi-mca-params.conf",
+                           "/etc/openmpi/openmpi-mca-params.conf"}) {
+    Machine m;
+    m.files[file] = "pml = ucx\n";
+    EXPECT_EQ(single_node_pml(m.inputs()), "") << file;
+    m.files[file] = "  mtl=psm2  # the site's network\n";
+    EXPECT_EQ(single_node_pml(m.inputs()), "") << file;
+    m.files[file] = "# pml = ucx\npml_base_verbose = 5\nmtl = ^psm\n";
+    EXPECT_EQ(single_node_pml(m.inputs()), "ob1") << file;
+  }
+  Machine prefixed;
+  prefixed.env["OPAL_PREFIX"] = "/sw/ompi";
+  prefixed.files["/sw/ompi/etc/openmpi-mca-params.conf"] = "pml = cm\n";
+  EXPECT_EQ(single_node_pml(prefixed.inputs()), "");
+}
+
+TEST(MpiStartup, AnExplicitFileListReplacesTheDefaultOnes) {
+  Machine m;
+  m.env["OMPI_MCA_mca_base_param_files"] = "/a.conf, /b.conf";
+  EXPECT_EQ(open_mpi_param_files(m.inputs()), (std::vector<std::string>{"/a.conf", "/b.conf"}));
+  m.files["/b.conf"] = "pml=ob1\n";
+  EXPECT_EQ(single_node_pml(m.inputs()), "");
+  m.files["/etc/openmpi/openmpi-mca-params.conf"] = "pml = ucx\n";  // not read any more
+  m.files.erase("/b.conf");
+  EXPECT_EQ(single_node_pml(m.inputs()), "ob1");
+  m.env["OMPI_MCA_mca_base_param_files"] = "none";
+  EXPECT_TRUE(open_mpi_param_files(m.inputs()).empty());
+}
+
+TEST(MpiStartup, ParameterFileLines) {
+  EXPECT_TRUE(selects_transport("pml=ob1"));
+  EXPECT_TRUE(selects_transport("\tmtl = psm2\r\n"));
+  EXPECT_FALSE(selects_transport("pml = ^ucx\nmtl = ^ofi"));
+  EXPECT_FALSE(selects_transport("pml_ob1_priority = 20\nbtl = self,vader"));
+  EXPECT_FALSE(selects_transport("#pml = ucx\npml ="));
+}
+
+}  // namespace

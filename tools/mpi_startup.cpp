@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Open MPI's transport on one node (see mpi_startup.hpp).
+#include "tools/mpi_startup.hpp"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace cpreplay::tools {
+namespace {
+
+/// A whole decimal number from 1 to 2^31 - 1, nothing else.
+bool count(const char* text, long& out) {
+  if (text == nullptr || *text == '\0') return false;
+  long v = 0;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || v > 214748364) return false;
+    v = v * 10 + (*c - '0');
+  }
+  if (v < 1 || v > 2147483647) return false;
+  out = v;
+  return true;
+}
+
+std::string trim(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const std::size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<std::string> open_mpi_param_files(const StartupInputs& in) {
+  std::vector<std::string> files;
+  // Open MPI's own list, when the user replaced it (comma-separated; "none" = no files).
+  for (const char* name : {"OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_param_files"})
+    if (const char* list = in.env(name)) {
+      std::stringstream ss(list);
+      for (std::string f; std::getline(ss, f, ',');)
+        if (!trim(f).empty() && trim(f) != "none") files.push_back(trim(f));
+      return files;
+    }
+  if (const char* home = in.env("HOME"))
+    files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
+  if (const char* prefix = in.env("OPAL_PREFIX"))
+    files.push_back(std::string(prefix) + "/etc/openmpi-mca-params.conf");
+  if (!in.mpi_library_dir.empty())
+    files.push_back(directory_of(in.mpi_library_dir) + "/etc/openmpi-mca-params.conf");
+  files.push_back("/etc/openmpi/openmpi-mca-params.conf");  // Debian's sysconfdir
+  return files;
+}
+
+bool selects_transport(const std::string& text) {
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = trim(line.substr(0, eq));
+    const std::string value = trim(line.substr(eq + 1));
+    if ((name == "pml" || name == "mtl") && !value.empty() && value[0] != '^') return true;
+  }
+  return false;
+}
+
+std::string single_node_pml(const StartupInputs& in) {
+  if (in.env("CPREPLAY_KEEP_MPI_TRANSPORT") != nullptr) return "";
+  long size = 0, local = 0;
+  if (!count(in.env("OMPI_COMM_WORLD_SIZE"), size) ||
+      !count(in.env("OMPI_COMM_WORLD_LOCAL_SIZE"), local) || local != size)
+    return "";
+  if (in.env("OMPI_MCA_pml") != nullptr || in.env("OMPI_MCA_mtl") != nullptr) return "";
+  for (const std::string& f : open_mpi_param_files(in))
+    if (selects_transport(in.file(f))) return "";
+  return "ob1";
+}
+
+std::string choose_single_node_transport() {
+  StartupInputs in;
+  in.env = [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
+  in.file = [](const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    if (f) ss << f.rdbuf();
+    return ss.str();
+  };
+  // The library that defines MPI_Init, symbolic links resolved: an installation's etc/ sits
+  // beside its lib/.
+  if (void* init = dlsym(RTLD_DEFAULT, "MPI_Init")) {
+    Dl_info info{};
+    char resolved[PATH_MAX];
+    if (dladdr(init, &info) != 0 && info.dli_fname != nullptr &&
+        realpath(info.dli_fname, resolved) != nullptr)
+      in.mpi_library_dir = directory_of(resolved);
+  }
+  const std::string pml = single_node_pml(in);
+  if (!pml.empty()) setenv("OMPI_MCA_pml", pml.c_str(), 0);
+  return pml;
+}
+
+}  // namespace cpreplay::tools

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Open MPI's transport on one node: when every process of the run is on one node, Open MPI's
+// default selection still probes the network-only `cm` transports (PSM, PSM2, OFI), which on
+// machines without that hardware costs some 0.2 s of every run's MPI_Init. On one node the
+// shared-memory path (`ob1` over `vader`/`sm`) is what Open MPI ends up using anyway, so
+// cpreplay asks for it directly, unless the user or the site chose a transport
+// (docs/replay-engine.md §9).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cpreplay::tools {
+
+/// What the decision reads: the environment (nullptr = unset) and the text of a file (empty when
+/// it cannot be read). Injected so the rule is testable without a launcher.
+struct StartupInputs {
+  std::function<const char*(const char*)> env;
+  std::function<std::string(const std::string&)> file;
+  /// The directory of the MPI library cpreplay runs with (its sysconfdir is ../etc), or empty.
+  std::string mpi_library_dir;
+};
+
+/// The Open MPI parameter files that may choose a transport: the ones named by
+/// OMPI_MCA_mca_base_param_files, else the user's (~/.openmpi/mca-params.conf) and the
+/// installation's (OPAL_PREFIX or the library's ../etc, and Debian's /etc/openmpi).
+std::vector<std::string> open_mpi_param_files(const StartupInputs& in);
+
+/// True if `text` (an Open MPI parameter file) selects a point-to-point layer or a matching
+/// transport itself: a `pml` or `mtl` line whose value is not an exclusion (`^...`).
+bool selects_transport(const std::string& text);
+
+/// The value to give OMPI_MCA_pml, or empty to leave Open MPI's choice alone. Non-empty only
+/// when the launcher is Open MPI's and says all processes are on this node
+/// (OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE), no OMPI_MCA_pml/_mtl is set (mpirun's
+/// --mca options arrive that way), no parameter file selects a transport, and
+/// CPREPLAY_KEEP_MPI_TRANSPORT is unset.
+std::string single_node_pml(const StartupInputs& in);
+
+/// Applies single_node_pml to this process's environment; call first in main, before any
+/// thread starts and before MPI_Init. Returns the value set, or empty.
+std::string choose_single_node_transport();
+
+}  // namespace cpreplay::tools
