@@ -91,6 +91,8 @@ std::string parse_what_if(const po::variables_map& vm, const std::vector<std::st
 }
 
 /// Parses the command line; returns -1 to continue, otherwise the exit code.
+std::string one_line(std::string message);
+
 int parse(int argc, char** argv, Settings& s, bool talk) {
   std::string max_events;  // checked below: Boost would take "-1" as a huge unsigned number
   std::vector<std::string> what_if;
@@ -198,6 +200,16 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
     if (talk) std::fprintf(stderr, "cpreplay: error: %s (see cpreplay --help)\n", why.c_str());
     return 2;
   }
+  std::uint64_t slice = 0;
+  if (const char* us = std::getenv("CPREPLAY_TIME_SLICE_US");
+      !cpreplay::tools::time_slice_ns(us, slice)) {
+    if (talk)
+      std::fprintf(stderr,
+                   "cpreplay: error: CPREPLAY_TIME_SLICE_US '%s' must be a whole number of "
+                   "microseconds from 100 to 100000, or 0 for the kernel's default\n",
+                   one_line(us).c_str());
+    return 2;
+  }
   return -1;
 }
 
@@ -271,6 +283,9 @@ int main(int argc, char** argv) {
   }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // The replay's rounds are latency-bound: short slices keep them moving beside busy
+  // processes (the main thread only: the early read, if still running, computes).
+  const std::uint64_t slice = cpreplay::tools::request_short_time_slices();
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -284,6 +299,10 @@ int main(int argc, char** argv) {
                  "transport (pml %s; set OMPI_MCA_pml or CPREPLAY_KEEP_MPI_TRANSPORT=1 to "
                  "choose)\n",
                  size, pml.c_str());
+  if (code < 0 && settings.verbose && !settings.quiet && rank == 0)
+    std::fprintf(stderr, "cpreplay: scheduler time slice: %s\n",
+                 slice > 0 ? (std::to_string(slice / 1000) + " us (CPREPLAY_TIME_SLICE_US)").c_str()
+                           : "the kernel's default");
   std::unique_ptr<cpreplay::tools::EarlyTrace> early_trace = early.take(rank, size);
   std::string message;  // this rank's error line, if it has one to report
   if (code < 0) {

@@ -3,6 +3,8 @@
 #include "tools/mpi_startup.hpp"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
@@ -106,6 +108,44 @@ std::string choose_single_node_transport() {
   const std::string pml = single_node_pml(in);
   if (!pml.empty()) setenv("OMPI_MCA_pml", pml.c_str(), 0);
   return pml;
+}
+
+bool time_slice_ns(const char* override_us, std::uint64_t& ns) {
+  ns = 100000;  // 0.1 ms, the shortest the kernel grants
+  if (override_us == nullptr || *override_us == '\0') return true;  // unset or empty
+  ns = 0;
+  if (std::string(override_us) == "0") return true;
+  long us = 0;
+  if (!count(override_us, us) || us < 100 || us > 100000) return false;
+  ns = static_cast<std::uint64_t>(us) * 1000;
+  return true;
+}
+
+std::uint64_t request_short_time_slices() {
+#if defined(__linux__) && defined(SYS_sched_setattr)
+  std::uint64_t slice = 0;
+  if (!time_slice_ns(std::getenv("CPREPLAY_TIME_SLICE_US"), slice) || slice == 0) return 0;
+  // struct sched_attr (linux/sched/types.h). The thread's policy and nice value are read first
+  // and kept (SCHED_FLAG_KEEP_PARAMS would also keep the old slice).
+  struct {
+    std::uint32_t size, policy;
+    std::uint64_t flags;
+    std::int32_t nice;
+    std::uint32_t priority;
+    std::uint64_t runtime, deadline, period;
+  } attr{};
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
+  if (attr.policy != 0 && attr.policy != 3 && attr.policy != 5) return 0;  // OTHER, BATCH, IDLE
+  attr.size = sizeof attr;
+  attr.flags = 0;
+  attr.runtime = slice;
+  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return 0;
+  // Kernels without per-task slices accept the call and keep their own slice: read it back.
+  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
+  return attr.runtime == slice ? slice : 0;
+#else
+  return 0;
+#endif
 }
 
 }  // namespace cpreplay::tools

@@ -7,6 +7,7 @@
 // (docs/replay-engine.md §9).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,5 +42,20 @@ std::string single_node_pml(const StartupInputs& in);
 /// Applies single_node_pml to this process's environment; call first in main, before any
 /// thread starts and before MPI_Init. Returns the value set, or empty.
 std::string choose_single_node_transport();
+
+/// The scheduler time slice cpreplay asks for, in nanoseconds (0: the kernel's default): its
+/// processes run in short bursts between exchanges and are latency-bound, so beside busy
+/// processes (other jobs, a build) each round of a replay would otherwise wait for their full
+/// slices (docs/replay-engine.md §9). 0.1 ms unless CPREPLAY_TIME_SLICE_US (`override_us`; empty
+/// is unset) says otherwise: a whole number of microseconds from 100 to 100000, or 0 for the
+/// kernel's default. False if the override is anything else.
+bool time_slice_ns(const char* override_us, std::uint64_t& ns);
+
+/// Asks the kernel for time_slice_ns() on the calling thread (Linux 6.12 and later: a
+/// SCHED_OTHER task's sched_runtime is its EEVDF slice; it changes when the task runs, not how
+/// much). Earlier kernels and other systems ignore or refuse it; the run goes on either way.
+/// Returns the slice the kernel reports back in nanoseconds, or 0 (not set). An invalid
+/// override sets nothing (main reports it as a usage error).
+std::uint64_t request_short_time_slices();
 
 }  // namespace cpreplay::tools

@@ -257,5 +257,57 @@ TEST(MpiStartup, TheUsersChoiceIsKept) {
   EXPECT_TRUE(opened_cm(o.result)) << o.result.err;
 }
 
+/// "cpreplay: scheduler time slice: ..." of a -v run.
+std::string slice_line(const RunResult& r) {
+  for (const std::string& l : lines_of(r.err))
+    if (l.rfind("cpreplay: scheduler time slice: ", 0) == 0) return l;
+  return "";
+}
+
+/// Linux 6.12 and later grant a SCHED_OTHER task its own slice (sched_setattr's sched_runtime).
+bool kernel_has_task_slices() {
+  int major = 0, minor = 0;
+  std::istringstream release(read_file("/proc/sys/kernel/osrelease"));
+  char dot = 0;
+  release >> major >> dot >> minor;
+  return major > 6 || (major == 6 && minor >= 12);
+}
+
+// The main thread asks for 0.1 ms slices (the kernel reads them back; older kernels keep their
+// own and the line says so); CPREPLAY_TIME_SLICE_US=0 keeps the kernel's default. Results are
+// the same either way.
+TEST(MpiStartup, ShortTimeSlices_SameResults) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"late-sender", "--ranks", "3", "--iters", "4"});
+  const Outputs short_slices = analyze(dir, anchor, 3, "early", {"-v"});
+  EXPECT_EQ(slice_line(short_slices.result),
+            kernel_has_task_slices()
+                ? "cpreplay: scheduler time slice: 100 us (CPREPLAY_TIME_SLICE_US)"
+                : "cpreplay: scheduler time slice: the kernel's default");
+  Outputs kernels;
+  {
+    ScopedEnv slice("CPREPLAY_TIME_SLICE_US", "0");
+    kernels = analyze(dir, anchor, 3, "early", {"-v"});
+  }
+  EXPECT_EQ(slice_line(kernels.result), "cpreplay: scheduler time slice: the kernel's default");
+  expect_same(short_slices, kernels, "0.1 ms slices against the kernel's");
+}
+
+// A slice outside 100 us .. 100 ms, or not a number: one error line naming the variable, exit
+// code 2, no report.
+TEST(MpiStartup, BadTimeSlice_OneLineExit2NoReport) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"example", "--ranks", "2", "--iters", "3"});
+  for (const char* bad : {"50", "abc", "100001", "-1"}) {
+    ScopedEnv slice("CPREPLAY_TIME_SLICE_US", bad);
+    const RunResult r = run_cpreplay(2, {"-o", dir / "r.cubex", anchor});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(error_line(r), std::string("cpreplay: error: CPREPLAY_TIME_SLICE_US '") + bad +
+                                 "' must be a whole number of microseconds from 100 to 100000, "
+                                 "or 0 for the kernel's default");
+    EXPECT_FALSE(file_exists(dir / "r.cubex")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace cpreplay::testing

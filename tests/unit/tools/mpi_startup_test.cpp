@@ -106,3 +106,25 @@ TEST(MpiStartup, ParameterFileLines) {
 }
 
 }  // namespace
+
+namespace {
+
+using cpreplay::tools::time_slice_ns;
+
+TEST(TimeSlice, DefaultOverrideAndRefusals) {
+  std::uint64_t ns = 7;
+  EXPECT_TRUE(time_slice_ns(nullptr, ns));
+  EXPECT_EQ(ns, 100000u);  // 0.1 ms
+  EXPECT_TRUE(time_slice_ns("", ns));
+  EXPECT_EQ(ns, 100000u);
+  EXPECT_TRUE(time_slice_ns("0", ns));
+  EXPECT_EQ(ns, 0u);  // the kernel's own
+  EXPECT_TRUE(time_slice_ns("100", ns));
+  EXPECT_EQ(ns, 100000u);
+  EXPECT_TRUE(time_slice_ns("100000", ns));
+  EXPECT_EQ(ns, 100000000u);
+  for (const char* bad : {"99", "100001", "-5", "1e3", "abc", " 300", "300us", "00", "9999999999999"})
+    EXPECT_FALSE(time_slice_ns(bad, ns)) << bad;
+}
+
+}  // namespace
