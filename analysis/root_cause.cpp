@@ -330,15 +330,13 @@ class RootCause {
     read_prephase([&](RecordKind, Rank, EventIdx) { ++partners; }, false);
     // Moved block by block: the deque frees what has been taken, so both never coexist whole.
     sps_.reserve(own_.size() + partners);
-    // The deque's freed blocks are small heap chunks nothing else of this phase reuses: handed
-    // back every few hundred kB, the points are not resident twice at the peak.
-    constexpr std::size_t kTrimEvery = 16384;
-    for (std::size_t moved = 1; !own_.empty(); ++moved) {
+    // The deque's blocks sit in slabs of their own (replay::SlabDeque): each slab goes back to
+    // the system once its points are moved, so they are not resident twice at the peak.
+    while (!own_.empty()) {
       sps_.push_back(own_.front());
       own_.pop_front();
-      if (moved % kTrimEvery == 0) replay::release_free_memory();
     }
-    std::deque<SyncPoint>().swap(own_);
+    replay::SlabDeque<SyncPoint>().swap(own_);
     read_prephase(
         [&](RecordKind kind, Rank source, EventIdx event) {
           // The first registration of an event wins (scout's synchpoint map never overwrites).
@@ -1527,7 +1525,7 @@ class RootCause {
   const Rank me_;  ///< the trace rank
   replay::RecordExchange& exchange_;  ///< the process's, shared by its ranks
   MemberSets& members_;               ///< the process's, shared by its ranks
-  std::deque<SyncPoint>& own_;  ///< the forward replay's points, until they move to sps_
+  replay::SlabDeque<SyncPoint>& own_;  ///< the forward replay's points, until they move to sps_
   std::vector<SyncPoint> sps_;  ///< event order
   Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters

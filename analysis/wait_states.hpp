@@ -11,6 +11,7 @@
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 #include "replay/collectives.hpp"
+#include "replay/memory.hpp"
 #include "replay/messages.hpp"
 
 namespace cpreplay::analysis {
@@ -88,8 +89,9 @@ static_assert(sizeof(SyncPoint) == 36, "SyncPoint is held per synchronization po
 Ticks wait_start(const LocalTrace& trace, const WaitState& w);
 
 struct WaitStateResult {
-  /// In event order. A deque: grows in blocks, without a vector's copy-and-double peak.
-  std::deque<WaitState> waits;
+  /// In event order. A deque: grows in blocks, without a vector's copy-and-double peak; its
+  /// blocks off the heap (they live on to the summary while the matching's come and go).
+  replay::SlabDeque<WaitState> waits;
   std::uint64_t p2p_clock_violations = 0;
   std::uint64_t coll_clock_violations = 0;
   EventIdx init_leave = kNoEvent;      ///< Leave of MPI_Init, if any
@@ -99,7 +101,7 @@ struct WaitStateResult {
   std::uint32_t finalize_comm = 0;
   /// Every synchronization point of this rank the forward replay finds, in no particular order
   /// (the root-cause pass sorts them and adds the partner-side points).
-  std::deque<SyncPoint> syncpoints;
+  replay::SlabDeque<SyncPoint> syncpoints;
 };
 
 /// Computes the wait-state metrics into `sev`, in parts as the replay produces its inputs: the

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Handing freed heap pages back to the system between and inside stages.
+// Handing freed memory back to the system between and inside stages.
 #pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <memory>
+#include <type_traits>
 
 namespace cpreplay::replay {
 
@@ -9,4 +15,87 @@ namespace cpreplay::replay {
 /// into a new one does not count twice towards the peak.
 void release_free_memory();
 
+/// Memory for one container, from mappings of its own ("slabs", 1 MiB or the request if larger),
+/// never from the heap. For containers that grow block by block while short-lived ones come and
+/// go (the forward replay's wait states and synchronization points beside the matching's
+/// queues): on the heap their blocks end up interleaved, and once the short-lived ones are freed
+/// the holes between the blocks that stay are resident, too small for malloc_trim to hand back
+/// and for the later stages' tables to use (bench/RESULTS.md, "Session 11"). Here a slab goes
+/// back to the system as soon as its last block is freed, and all of them with the arena.
+/// Blocks are carved in order and not reused: meant for containers that grow, then shrink or go.
+class SlabArena {
+ public:
+  SlabArena() = default;
+  ~SlabArena();
+  SlabArena(const SlabArena&) = delete;
+  SlabArena& operator=(const SlabArena&) = delete;
+
+  /// Throws std::bad_alloc.
+  void* allocate(std::size_t bytes, std::size_t align);
+  void deallocate(void* p, std::size_t bytes) noexcept;
+  /// Bytes of the slabs mapped now (for tests).
+  std::size_t mapped() const { return mapped_; }
+
+  static constexpr std::size_t kSlabBytes = std::size_t{1} << 20;
+
+ private:
+  struct Slab {
+    std::size_t size = 0;
+    std::size_t used = 0;  ///< bytes carved so far
+    std::size_t live = 0;  ///< blocks carved and not yet freed
+  };
+  std::map<char*, Slab> slabs_;  ///< by start address
+  char* current_ = nullptr;      ///< the slab blocks are carved from
+  Slab* current_slab_ = nullptr;
+  std::size_t mapped_ = 0;
+};
+
+/// A container allocator over a SlabArena of its own: every container default-constructed with
+/// it gets a fresh arena; copies of a container get another; moves and swaps take it along.
+template <class T>
+class SlabAllocator {
+ public:
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  using is_always_equal = std::false_type;
+
+  SlabAllocator() : arena_(std::make_shared<SlabArena>()) {}
+  // Copies share the arena. No move constructor on purpose: a moved-from container still frees
+  // through its allocator, so the arena must stay with it too.
+  SlabAllocator(const SlabAllocator& other) noexcept : arena_(other.arena_) {}
+  template <class U>
+  SlabAllocator(const SlabAllocator<U>& other) noexcept : arena_(other.arena_) {}  // NOLINT
+  SlabAllocator& operator=(const SlabAllocator& other) noexcept {
+    arena_ = other.arena_;
+    return *this;
+  }
+
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(arena_->allocate(n * sizeof(T), alignof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { arena_->deallocate(p, n * sizeof(T)); }
+  SlabAllocator select_on_container_copy_construction() const { return SlabAllocator(); }
+
+  const SlabArena& arena() const { return *arena_; }
+
+  template <class U>
+  bool operator==(const SlabAllocator<U>& o) const noexcept { return arena_ == o.arena_; }
+  template <class U>
+  bool operator!=(const SlabAllocator<U>& o) const noexcept { return arena_ != o.arena_; }
+
+ private:
+  template <class U>
+  friend class SlabAllocator;
+  std::shared_ptr<SlabArena> arena_;
+};
+
+}  // namespace cpreplay::replay
+
+namespace cpreplay::replay {
+/// A deque whose blocks sit in a SlabArena of its own (see there).
+template <class T>
+using SlabDeque = std::deque<T, SlabAllocator<T>>;
 }  // namespace cpreplay::replay
