@@ -22,9 +22,18 @@ RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)
       open_(static_cast<std::size_t>(world.size()), kNoFrame),
       inbox_(static_cast<std::size_t>(blocks.count(world.rank()))) {}
 
+void ByteBuffer::grow(std::size_t at_least) {
+  std::size_t cap = capacity_ < 256 ? 256 : capacity_ * 2;
+  while (cap < at_least) cap *= 2;
+  std::unique_ptr<char[]> bigger(new char[cap]);
+  if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+  data_.swap(bigger);
+  capacity_ = cap;
+}
+
 void RecordExchange::close(std::size_t p) {
   if (open_[p] == kNoFrame) return;
-  std::vector<char>& out = out_[p];
+  ByteBuffer& out = out_[p];
   Head head;
   std::memcpy(&head, out.data() + open_[p], sizeof head);
   const std::size_t bytes = out.size() - open_[p] - sizeof head;
@@ -34,9 +43,9 @@ void RecordExchange::close(std::size_t p) {
   open_[p] = kNoFrame;
 }
 
-std::vector<char>& RecordExchange::to(Rank source, Rank dest) {
+ByteBuffer& RecordExchange::to(Rank source, Rank dest) {
   const auto p = static_cast<std::size_t>(blocks_.owner(dest));
-  std::vector<char>& out = out_[p];
+  ByteBuffer& out = out_[p];
   if (open_[p] != kNoFrame) {
     Head head;
     std::memcpy(&head, out.data() + open_[p], sizeof head);
@@ -45,8 +54,7 @@ std::vector<char>& RecordExchange::to(Rank source, Rank dest) {
   }
   open_[p] = out.size();
   const Head head{source, dest, 0};
-  const char* bytes = reinterpret_cast<const char*>(&head);
-  out.insert(out.end(), bytes, bytes + sizeof head);
+  out.append(&head, sizeof head);
   return out;
 }
 
@@ -70,14 +78,15 @@ void RecordExchange::exchange(const int flags[2], int any[2]) {
   std::vector<int> send_head(3 * static_cast<std::size_t>(n), 0);
   std::vector<int> recv_head(3 * static_cast<std::size_t>(n), 0);
   std::vector<int> send_counts(n, 0), recv_counts(n, 0), send_displs(n, 0), recv_displs(n, 0);
-  std::vector<char> send_buf;
+  ByteBuffer& send_buf = send_;  // kept across rounds with its capacity
+  send_buf.clear();
   for (int r = 0; r < n; ++r) {
     if (static_cast<std::size_t>(r) == me) continue;
     if (out_[r].size() > static_cast<std::size_t>(INT_MAX) - send_buf.size())
       throw ReplayError("backward replay: more than 2 GiB of records in one round");
     send_displs[r] = static_cast<int>(send_buf.size());
     send_counts[r] = static_cast<int>(out_[r].size());
-    send_buf.insert(send_buf.end(), out_[r].begin(), out_[r].end());
+    if (!out_[r].empty()) send_buf.append(out_[r].data(), out_[r].size());
   }
   // The block to this process itself goes first, in memory.
   in_.swap(out_[me]);

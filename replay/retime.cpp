@@ -1221,9 +1221,8 @@ class RankRetimer {
 
   // ---- Transport --------------------------------------------------------------------------
   template <class V>
-  static void put(std::vector<char>& out, const V& v) {
-    const char* p = reinterpret_cast<const char*>(&v);
-    out.insert(out.end(), p, p + sizeof(V));
+  static void put(ByteBuffer& out, const V& v) {
+    out.append(&v, sizeof(V));
   }
   template <class V>
   static V get(const char*& p) {
@@ -1234,7 +1233,7 @@ class RankRetimer {
   }
   /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
   /// usual case: scenarios differ by less than 2 s within a part), else 8.
-  void put_clocks(std::vector<char>& out, const Clk* c) {
+  void put_clocks(ByteBuffer& out, const Clk* c) {
     bool small = true;
     for (std::uint32_t s = 1; s < S_; ++s) {
       const Clk d = c[s] - c[0];
@@ -1259,7 +1258,7 @@ class RankRetimer {
         p += 8;
       }
     }
-    out.insert(out.end(), buf, p);
+    out.append(buf, static_cast<std::size_t>(p - buf));
   }
   void get_clocks(const char*& p, Clk* c) const {
     std::memcpy(c, p, sizeof(Clk));
@@ -1460,7 +1459,7 @@ class RankRetimer {
         value.assign(h.clocks.begin(), h.clocks.begin() + S_);
         value.push_back(h.argmax);
       }
-      std::vector<char>& out = fwd_ex_->to(me_, rank);
+      ByteBuffer& out = fwd_ex_->to(me_, rank);
       put(out, static_cast<std::uint8_t>(kDownF));
       put(out, comm);
       put(out, k);
@@ -1497,7 +1496,7 @@ class RankRetimer {
   void host_reply_backward(HostInstance& h, std::uint32_t comm, std::uint32_t k) {
     if (h.all_replied) return;
     auto send = [&](std::uint32_t local, Clk value) {
-      std::vector<char>& out = bwd_ex_->to(me_, world_of(comm, local));
+      ByteBuffer& out = bwd_ex_->to(me_, world_of(comm, local));
       put(out, static_cast<std::uint8_t>(kDownB));
       put(out, comm);
       put(out, k);
@@ -1814,7 +1813,7 @@ class RankRetimer {
           const CollEntry& c = colls_[g.cc];
           if (g.requested != e) {
             g.requested = e;
-            std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
+            ByteBuffer& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
             put(out, static_cast<std::uint8_t>(kReqF));
             put(out, c.comm);
             put(out, c.k);
@@ -1926,7 +1925,7 @@ class RankRetimer {
           if (sent_.test(e)) {
             const bool lr = lr_.test(e);
             const std::uint32_t i = sent_.rank(e);
-            std::vector<char>& out = fwd_ex_->to(me_, send_dest_[i]);
+            ByteBuffer& out = fwd_ex_->to(me_, send_dest_[i]);
             put(out, static_cast<std::uint8_t>(kLsF));
             put(out, e);
             put(out, send_request_[i]);
@@ -1953,7 +1952,7 @@ class RankRetimer {
       if (g.cc < colls_.size() && colls_[g.cc].begin == e && colls_[g.cc].up &&
           colls_[g.cc].type != Bind::Reset) {
         const CollEntry& c = colls_[g.cc];
-        std::vector<char>& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
+        ByteBuffer& out = fwd_ex_->to(me_, host_of(c.comm, c.k));
         put(out, static_cast<std::uint8_t>(kUpF));
         put(out, c.comm);
         put(out, c.k);
@@ -1971,7 +1970,7 @@ class RankRetimer {
   }
 
   void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
-    std::vector<char>& out = fwd_ex_->to(me_, to);
+    ByteBuffer& out = fwd_ex_->to(me_, to);
     put(out, static_cast<std::uint8_t>(kLrF));
     put(out, sender_event);
     put_clocks(out, enter);
@@ -2281,7 +2280,7 @@ class RankRetimer {
   void ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
     auto late_receiver = [&](EventIdx send) {
       const std::uint32_t i = sent_.rank(send);
-      std::vector<char>& out = bwd_ex_->to(me_, send_dest_[i]);
+      ByteBuffer& out = bwd_ex_->to(me_, send_dest_[i]);
       put(out, static_cast<std::uint8_t>(kLrB));
       put(out, send_request_[i]);
       put(out, value);
@@ -2290,7 +2289,7 @@ class RankRetimer {
       completions_from(e, [&](Rec kind, EventIdx x) {
         if (kind == kLrF) return late_receiver(x);
         const std::uint32_t i = recvd_.rank(x);
-        std::vector<char>& out = bwd_ex_->to(me_, recv_source_[i]);
+        ByteBuffer& out = bwd_ex_->to(me_, recv_source_[i]);
         put(out, static_cast<std::uint8_t>(kLsB));
         put(out, recv_sender_[i]);
         put(out, value);
@@ -2306,7 +2305,7 @@ class RankRetimer {
     if (g.cc > 0 && colls_[g.cc - 1].end == e) {
       const CollEntry& c = colls_[g.cc - 1];
       if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
-        std::vector<char>& out = bwd_ex_->to(me_, host_of(c.comm, c.k));
+        ByteBuffer& out = bwd_ex_->to(me_, host_of(c.comm, c.k));
         put(out, static_cast<std::uint8_t>(kUpB));
         put(out, c.comm);
         put(out, c.k);
