@@ -487,6 +487,7 @@ class RootCause {
   /// Adds the exclusive time per call path between boundaries `from` (-1: the first boundary)
   /// and `to` of `trace` into scratch_ (touched_ lists the call paths).
   void add_segments(const LocalTrace& trace, std::int64_t from, std::int64_t to) {
+    if (!hybrid_) return add_mpi_segments(trace, from, to);
     std::int64_t prev_el = from;
     for (std::int64_t i = from + 1; i <= to; ++i) {
       const EventKind k = trace.kind[static_cast<EventIdx>(i)];
@@ -500,6 +501,35 @@ class RootCause {
         }
       }
       prev_el = i;
+    }
+  }
+
+  /// add_segments for pure-MPI traces, where the boundaries are Enter and Leave only (the
+  /// events of most intervals): the same sums, each boundary's time decoded once.
+  void add_mpi_segments(const LocalTrace& trace, std::int64_t from, std::int64_t to) {
+    std::int64_t i = from + 1;
+    if (from < 0) {  // the first boundary opens the first segment
+      for (i = 0; i <= to; ++i) {
+        const EventKind k = trace.kind[static_cast<EventIdx>(i)];
+        if (k == EventKind::Enter || k == EventKind::Leave) break;
+      }
+      if (i > to) return;
+      from = i++;
+    }
+    Ticks t0 = trace.time[static_cast<EventIdx>(from)];
+    for (; i <= to; ++i) {
+      const auto e = static_cast<EventIdx>(i);
+      const EventKind k = trace.kind[e];
+      std::uint32_t target;
+      if (k == EventKind::Leave)
+        target = trace.ref[e];
+      else if (k == EventKind::Enter)
+        target = parent_[trace.ref[e]];
+      else
+        continue;
+      const Ticks t1 = trace.time[e];
+      if (target != UINT32_MAX) add_ticks(target, t1 > t0 ? t1 - t0 : 0);
+      t0 = t1;
     }
   }
 
