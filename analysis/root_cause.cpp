@@ -694,10 +694,7 @@ class RootCause {
       // Only the points something happened to are tried (activation, a record, the last
       // contribution to their costs), the highest first: a point that runs can only enable
       // points below it, which join the queue at once.
-      while (!ready_.empty()) {
-        std::pop_heap(ready_.begin(), ready_.end());
-        const std::int64_t j = ready_.back();
-        ready_.pop_back();
+      for (std::int64_t j; (j = take_ready()) >= 0;) {
         if (state_[j] != kActive || !try_run(j)) continue;
         state_[j] = kResolved;
         --active_;
@@ -713,8 +710,31 @@ class RootCause {
   /// Queues point j to be tried (again) in this round.
   void wake(std::int64_t j) {
     if (j < 0 || state_[j] != kActive) return;
-    ready_.push_back(j);
-    std::push_heap(ready_.begin(), ready_.end());
+    const auto u = static_cast<std::uint64_t>(j);
+    if (ready_.size() <= u >> 6) ready_.resize((u >> 6) + 1, 0);
+    ready_[u >> 6] |= std::uint64_t{1} << (u & 63);
+    ready_top_ = std::max(ready_top_, j);
+  }
+
+  /// The highest queued point, taken off the queue, or -1. Every queued point is at most
+  /// ready_top_, so the scan goes down from there and the points come highest first, as from
+  /// a max-heap (a set of bits: a point queued twice is tried once, which is the same).
+  std::int64_t take_ready() {
+    while (ready_top_ >= 0) {
+      const auto w = static_cast<std::size_t>(ready_top_ >> 6);
+      const unsigned bit = static_cast<unsigned>(ready_top_ & 63);
+      const std::uint64_t below = bit == 63 ? ~std::uint64_t{0} : (std::uint64_t{2} << bit) - 1;
+      const std::uint64_t bits = ready_[w] & below;
+      if (bits == 0) {
+        ready_top_ = static_cast<std::int64_t>(w) * 64 - 1;
+        continue;
+      }
+      const std::int64_t j = static_cast<std::int64_t>(w) * 64 + 63 - __builtin_clzll(bits);
+      ready_[w] &= ~(std::uint64_t{1} << (j & 63));
+      ready_top_ = j;
+      return j;
+    }
+    return -1;
   }
 
   /// The point of an event (sps_ is in event order), or -1.
@@ -1594,7 +1614,8 @@ class RootCause {
   std::vector<std::int32_t> cost_free_;
   ExactSums delays_;  ///< the delay severities, added to sev_ at the end
   std::vector<std::int32_t> list_;  ///< scratch: one point's parts
-  std::vector<std::int64_t> ready_;  ///< max-heap of points to try
+  std::vector<std::uint64_t> ready_;  ///< points to try: one bit each
+  std::int64_t ready_top_ = -1;       ///< no queued point is above it
   std::size_t window_ = 4096;
   const bool hybrid_;   ///< threads: OpenMP points, Fork/Join in the time segments
   const int patterns_;  ///< long-term patterns carried: the MPI ones, or all with OpenMP's
