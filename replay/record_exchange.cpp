@@ -25,10 +25,14 @@ RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)
 void ByteBuffer::grow(std::size_t at_least) {
   std::size_t cap = capacity_ < 256 ? 256 : capacity_ * 2;
   while (cap < at_least) cap *= 2;
-  std::unique_ptr<char[]> bigger(new char[cap]);
+  grow_exactly(cap);
+}
+
+void ByteBuffer::grow_exactly(std::size_t n) {
+  std::unique_ptr<char[]> bigger(new char[n]);
   if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
   data_.swap(bigger);
-  capacity_ = cap;
+  capacity_ = n;
 }
 
 void RecordExchange::close(std::size_t p) {
@@ -78,8 +82,13 @@ void RecordExchange::exchange(const int flags[2], int any[2]) {
   std::vector<int> send_head(3 * static_cast<std::size_t>(n), 0);
   std::vector<int> recv_head(3 * static_cast<std::size_t>(n), 0);
   std::vector<int> send_counts(n, 0), recv_counts(n, 0), send_displs(n, 0), recv_displs(n, 0);
-  ByteBuffer& send_buf = send_;  // kept across rounds with its capacity
-  send_buf.clear();
+  // Sized exactly once, and gone after the round (a round's blocks can be large: what-if ships
+  // a value per scenario per record).
+  std::size_t to_others = 0;
+  for (int r = 0; r < n; ++r)
+    if (static_cast<std::size_t>(r) != me) to_others += out_[r].size();
+  ByteBuffer send_buf;
+  send_buf.reserve(to_others);
   for (int r = 0; r < n; ++r) {
     if (static_cast<std::size_t>(r) == me) continue;
     if (out_[r].size() > static_cast<std::size_t>(INT_MAX) - send_buf.size())

@@ -29,6 +29,10 @@ class ByteBuffer {
     std::memcpy(data_.get() + size_, p, n);
     size_ += n;
   }
+  /// Room for n bytes in all, allocated exactly (no doubling).
+  void reserve(std::size_t n) {
+    if (n > capacity_) grow_exactly(n);
+  }
   /// Sets the size to n; bytes beyond the old size are left as they are (not zeroed).
   void resize(std::size_t n) {
     if (n > capacity_) grow(n);
@@ -47,6 +51,7 @@ class ByteBuffer {
 
  private:
   void grow(std::size_t at_least);
+  void grow_exactly(std::size_t n);
   std::unique_ptr<char[]> data_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
@@ -133,7 +138,6 @@ class RecordExchange {
   std::vector<ByteBuffer> out_;  ///< per destination process
   std::vector<std::size_t> open_;       ///< per process: offset of the open frame's head
   ByteBuffer in_;                       ///< this round's received bytes (frames)
-  ByteBuffer send_;                     ///< the blocks to other processes, one after another
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source
 };
 
