@@ -51,10 +51,11 @@ enum RecordKind : std::uint8_t {
 using TimeMap = std::vector<std::pair<std::uint32_t, double>>;  ///< sorted by call path
 
 void put_map(replay::RecordWriter& w, const TimeMap& m) {
-  w.put(static_cast<std::uint32_t>(m.size()));
+  char* p = w.extend(sizeof(std::uint32_t) + m.size() * (sizeof(std::uint32_t) + sizeof(double)));
+  p = replay::RecordWriter::put_at(p, static_cast<std::uint32_t>(m.size()));
   for (const auto& [c, v] : m) {
-    w.put(c);
-    w.put(v);
+    p = replay::RecordWriter::put_at(p, c);
+    p = replay::RecordWriter::put_at(p, v);
   }
 }
 

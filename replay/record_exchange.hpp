@@ -33,6 +33,13 @@ class ByteBuffer {
   void reserve(std::size_t n) {
     if (n > capacity_) grow_exactly(n);
   }
+  /// Appends n bytes left for the caller to fill; returns where they start.
+  char* extend(std::size_t n) {
+    if (n > capacity_ - size_) grow(size_ + n);
+    char* at = data_.get() + size_;
+    size_ += n;
+    return at;
+  }
   /// Sets the size to n; bytes beyond the old size are left as they are (not zeroed).
   void resize(std::size_t n) {
     if (n > capacity_) grow(n);
@@ -64,6 +71,13 @@ class RecordWriter {
   template <class T>
   void put(const T& v) {
     out_.append(&v, sizeof(T));
+  }
+  /// Room for n bytes, to be filled with put_at (one bounds check for a whole record).
+  char* extend(std::size_t n) { return out_.extend(n); }
+  template <class T>
+  static char* put_at(char* at, const T& v) {
+    std::memcpy(at, &v, sizeof(T));
+    return at + sizeof(T);
   }
 
  private:
