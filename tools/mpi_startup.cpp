@@ -76,7 +76,9 @@ bool selects_transport(const std::string& text) {
 }
 
 std::string single_node_pml(const StartupInputs& in) {
-  if (in.env("CPREPLAY_KEEP_MPI_TRANSPORT") != nullptr) return "";
+  if (const char* keep = in.env("CPREPLAY_KEEP_MPI_TRANSPORT");
+      keep != nullptr && *keep != '\0' && std::string(keep) != "0")
+    return "";
   long size = 0, local = 0;
   if (!count(in.env("OMPI_COMM_WORLD_SIZE"), size) ||
       !count(in.env("OMPI_COMM_WORLD_LOCAL_SIZE"), local) || local != size)

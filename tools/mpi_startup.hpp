@@ -36,7 +36,7 @@ bool selects_transport(const std::string& text);
 /// when the launcher is Open MPI's and says all processes are on this node
 /// (OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE), no OMPI_MCA_pml/_mtl is set (mpirun's
 /// --mca options arrive that way), no parameter file selects a transport, and
-/// CPREPLAY_KEEP_MPI_TRANSPORT is unset.
+/// CPREPLAY_KEEP_MPI_TRANSPORT is unset, empty or 0.
 std::string single_node_pml(const StartupInputs& in);
 
 /// Applies single_node_pml to this process's environment; call first in main, before any

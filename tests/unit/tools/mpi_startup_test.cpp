@@ -78,6 +78,11 @@ TEST(MpiStartup, TheUsersOrTheSitesChoiceWins) {
     m.files[file] = "# pml = ucx\npml_base_verbose = 5\nmtl = ^psm\n";
     EXPECT_EQ(single_node_pml(m.inputs()), "ob1") << file;
   }
+  for (const char* no : {"", "0"}) {  // set to nothing or 0: not kept
+    Machine m;
+    m.env["CPREPLAY_KEEP_MPI_TRANSPORT"] = no;
+    EXPECT_EQ(single_node_pml(m.inputs()), "ob1") << "'" << no << "'";
+  }
   Machine prefixed;
   prefixed.env["OPAL_PREFIX"] = "/sw/ompi";
   prefixed.files["/sw/ompi/etc/openmpi-mca-params.conf"] = "pml = cm\n";
