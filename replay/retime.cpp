@@ -19,6 +19,7 @@
 #include "replay/messages.hpp"
 #include "replay/pointer_jump.hpp"
 #include "replay/record_exchange.hpp"
+#include "replay/rounding.hpp"
 
 namespace cpreplay::replay {
 namespace {
@@ -434,12 +435,12 @@ class RankRetimer {
           // A visit without non-waiting time: the mean is added at its Leave.
           a[m.clock] -= d;
           if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
-            a[m.clock] += std::llround(visit_mean_[m.slot]);
+            a[m.clock] += round_half_away(visit_mean_[m.slot]);
           continue;
         }
         if (std::isnan(f)) continue;
       }
-      a[m.clock] += std::llround(static_cast<double>(d) * f) - d;
+      a[m.clock] += round_half_away(static_cast<double>(d) * f) - d;
     }
   }
 
@@ -2107,7 +2108,7 @@ class RankRetimer {
       const std::uint32_t cp = activity_path(x);
       if (cp != UINT32_MAX && sync_.test(x))
         profile_[cp] += std::max<Clk>(
-            std::llround(static_cast<double>(gap_[sync_.rank(x)]) * factor_[cp]), 0);
+            round_half_away(static_cast<double>(gap_[sync_.rank(x)]) * factor_[cp]), 0);
       i = x + 1;
     }
     for (; i <= y && i < trace_.size(); ++i) {
@@ -2115,7 +2116,7 @@ class RankRetimer {
       if (cp == UINT32_MAX) continue;
       const bool sync = sync_.test(i) && !released_forward(i);
       const Clk d = sync ? std::max<Clk>(gap_[sync_.rank(i)], 0) : T(i) - T(i - 1);
-      profile_[cp] += std::max<Clk>(std::llround(static_cast<double>(d) * factor_[cp]), 0);
+      profile_[cp] += std::max<Clk>(round_half_away(static_cast<double>(d) * factor_[cp]), 0);
     }
   }
 
