@@ -51,6 +51,9 @@ phase() { sed -n "s/^cpreplay: $2 *\.\.\. \([0-9.]*\) s.*/\1/p" "$out/$1" | head
 quiet=$(run quiet)
 for _ in 1 2; do (while :; do :; done) & hogs+=($!); done
 loaded=$(run loaded)
+# The same beside the loops with the kernel's own time slice instead of cpreplay's 0.1 ms
+# (docs/replay-engine.md §9), for the difference in one run.
+kernel=$(CPREPLAY_TIME_SLICE_US=0 run kernel)
 stop_hogs
 printf 'trace        %s (%s ranks, %s cores)\n' "$trace" "$np" "$(nproc)"
 printf 'quiet        wall %.2f s   forward %s s  backward %s s  root causes %s s\n' "$quiet" \
@@ -58,3 +61,6 @@ printf 'quiet        wall %.2f s   forward %s s  backward %s s  root causes %s s
 printf 'two hogs     wall %.2f s   forward %s s  backward %s s  root causes %s s\n' "$loaded" \
   "$(phase loaded forward)" "$(phase loaded backward)" "$(phase loaded 'root causes')"
 printf 'ratio        %.2f (best of %s each)\n' "$(awk "BEGIN{print $loaded / $quiet}")" "$repeat"
+printf 'two hogs, the kernel'"'"'s time slice: wall %.2f s   backward %s s  root causes %s s  (%.2f x quiet)\n' \
+  "$kernel" "$(phase kernel backward)" "$(phase kernel 'root causes')" \
+  "$(awk "BEGIN{print $kernel / $quiet}")"
