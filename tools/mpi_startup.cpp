@@ -123,10 +123,8 @@ bool time_slice_ns(const char* override_us, std::uint64_t& ns) {
   return true;
 }
 
-std::uint64_t request_short_time_slices() {
+std::uint64_t set_thread_time_slice(std::uint64_t ns) {
 #if defined(__linux__) && defined(SYS_sched_setattr)
-  std::uint64_t slice = 0;
-  if (!time_slice_ns(std::getenv("CPREPLAY_TIME_SLICE_US"), slice) || slice == 0) return 0;
   // struct sched_attr (linux/sched/types.h). The thread's policy and nice value are read first
   // and kept (SCHED_FLAG_KEEP_PARAMS would also keep the old slice).
   struct {
@@ -140,14 +138,21 @@ std::uint64_t request_short_time_slices() {
   if (attr.policy != 0 && attr.policy != 3 && attr.policy != 5) return 0;  // OTHER, BATCH, IDLE
   attr.size = sizeof attr;
   attr.flags = 0;
-  attr.runtime = slice;
+  attr.runtime = ns;
   if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return 0;
   // Kernels without per-task slices accept the call and keep their own slice: read it back.
-  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
-  return attr.runtime == slice ? slice : 0;
+  if (ns == 0 || syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
+  return attr.runtime == ns ? ns : 0;
 #else
+  (void)ns;
   return 0;
 #endif
+}
+
+std::uint64_t request_short_time_slices() {
+  std::uint64_t slice = 0;
+  if (!time_slice_ns(std::getenv("CPREPLAY_TIME_SLICE_US"), slice) || slice == 0) return 0;
+  return set_thread_time_slice(slice);
 }
 
 }  // namespace cpreplay::tools

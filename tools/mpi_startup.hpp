@@ -58,4 +58,8 @@ bool time_slice_ns(const char* override_us, std::uint64_t& ns);
 /// override sets nothing (main reports it as a usage error).
 std::uint64_t request_short_time_slices();
 
+/// Asks for a slice of `ns` nanoseconds on the calling thread (0: the kernel's default again),
+/// keeping its policy and nice value. Returns `ns` if the kernel reports it back, else 0.
+std::uint64_t set_thread_time_slice(std::uint64_t ns);
+
 }  // namespace cpreplay::tools

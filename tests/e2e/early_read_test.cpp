@@ -7,10 +7,7 @@
 // that reads after MPI_Init), and that a wrong guess of the rank or the process count, on some
 // processes or all, is caught and read again.
 #include <gtest/gtest.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/run_cpreplay.hpp"
+#include "tools/mpi_startup.hpp"
 
 namespace cpreplay::testing {
 namespace {
@@ -270,26 +268,8 @@ std::string slice_line(const RunResult& r) {
 /// Whether this machine grants a thread its own time slice (Linux 6.12 and later, and no seccomp
 /// filter in the way): asked on the test's own thread the way cpreplay asks, then reset.
 bool kernel_has_task_slices() {
-  struct {
-    std::uint32_t size, policy;
-    std::uint64_t flags;
-    std::int32_t nice;
-    std::uint32_t priority;
-    std::uint64_t runtime, deadline, period;
-  } attr{};
-  if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return false;
-  const auto before = attr;
-  attr.size = sizeof attr;
-  attr.flags = 0;
-  attr.runtime = 100000;
-  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) return false;
-  const bool granted = syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) == 0 &&
-                       attr.runtime == 100000;
-  auto reset = before;
-  reset.size = sizeof reset;
-  reset.flags = 0;
-  reset.runtime = 0;  // the kernel's default again
-  syscall(SYS_sched_setattr, 0, &reset, 0);
+  const bool granted = tools::set_thread_time_slice(100000) == 100000;
+  tools::set_thread_time_slice(0);
   return granted;
 }
 
