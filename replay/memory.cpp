@@ -7,7 +7,9 @@
 #include <malloc.h>
 #endif
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <new>
 
 namespace cpreplay::replay {
@@ -29,6 +31,11 @@ SlabArena::~SlabArena() {
 
 void* SlabArena::allocate(std::size_t bytes, std::size_t align) {
   if (bytes == 0) bytes = 1;
+  if (bytes <= heap_left_ && align <= alignof(std::max_align_t)) {
+    heap_left_ -= bytes;
+    return ::operator new(bytes);
+  }
+  heap_left_ = 0;  // from here on, slabs (a container that grew past the heap part)
   if (current_slab_ != nullptr) {
     Slab& s = *current_slab_;
     const std::size_t at = round_up(s.used, align);
@@ -57,10 +64,13 @@ void SlabArena::deallocate(void* p, std::size_t) noexcept {
   if (p == nullptr) return;
   char* c = static_cast<char*>(p);
   auto it = slabs_.upper_bound(c);
-  if (it == slabs_.begin()) return;  // not ours: nothing sensible to do
+  if (it == slabs_.begin() || c >= std::prev(it)->first + std::prev(it)->second.size) {
+    ::operator delete(p);  // in no slab: one of the first requests, from the heap
+    return;
+  }
   --it;
   Slab& s = it->second;
-  if (c >= it->first + s.size || s.live == 0) return;
+  if (s.live == 0) return;
   if (--s.live > 0) return;
   if (it->first == current_) {
     // The slab blocks are carved from: start it over, its pages handed back.

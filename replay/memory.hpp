@@ -23,9 +23,11 @@ void release_free_memory();
 /// and for the later stages' tables to use (bench/RESULTS.md, "Session 11"). Here a slab goes
 /// back to the system as soon as its last block is freed, and all of them with the arena.
 /// Blocks are carved in order and not reused: meant for containers that grow, then shrink or go.
+/// The first `heap_bytes` requested come from the heap: a small container (a rank with a few
+/// dozen wait states, hundreds of them on one process) then costs no page of its own.
 class SlabArena {
  public:
-  SlabArena() = default;
+  explicit SlabArena(std::size_t heap_bytes = 0) : heap_left_(heap_bytes) {}
   ~SlabArena();
   SlabArena(const SlabArena&) = delete;
   SlabArena& operator=(const SlabArena&) = delete;
@@ -48,6 +50,7 @@ class SlabArena {
   char* current_ = nullptr;      ///< the slab blocks are carved from
   Slab* current_slab_ = nullptr;
   std::size_t mapped_ = 0;
+  std::size_t heap_left_;  ///< requests still served by the heap
 };
 
 /// A container allocator over a SlabArena of its own: every container default-constructed with
@@ -61,7 +64,10 @@ class SlabAllocator {
   using propagate_on_container_swap = std::true_type;
   using is_always_equal = std::false_type;
 
-  SlabAllocator() : arena_(std::make_shared<SlabArena>()) {}
+  /// Containers' first 64 KiB come from the heap (see SlabArena).
+  static constexpr std::size_t kHeapBytes = std::size_t{64} << 10;
+
+  SlabAllocator() : arena_(std::make_shared<SlabArena>(kHeapBytes)) {}
   // Copies share the arena. No move constructor on purpose: a moved-from container still frees
   // through its allocator, so the arena must stay with it too.
   SlabAllocator(const SlabAllocator& other) noexcept : arena_(other.arena_) {}
@@ -92,9 +98,6 @@ class SlabAllocator {
   std::shared_ptr<SlabArena> arena_;
 };
 
-}  // namespace cpreplay::replay
-
-namespace cpreplay::replay {
 /// A deque whose blocks sit in a SlabArena of its own (see there).
 template <class T>
 using SlabDeque = std::deque<T, SlabAllocator<T>>;

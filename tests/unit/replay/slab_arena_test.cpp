@@ -48,6 +48,21 @@ TEST(SlabArena, CarvesInOrderAndUnmapsEmptySlabs) {
   arena.deallocate(aligned, 16);
 }
 
+TEST(SlabArena, FirstBytesFromTheHeapThenSlabs) {
+  SlabArena arena(4096);
+  std::vector<void*> small;
+  for (int i = 0; i < 8; ++i) small.push_back(arena.allocate(512, 8));  // 4 KiB: the heap part
+  EXPECT_EQ(arena.mapped(), 0u);
+  void* slabbed = arena.allocate(512, 8);
+  EXPECT_EQ(arena.mapped(), SlabArena::kSlabBytes);
+  void* later = arena.allocate(16, 8);  // once past the heap part, always slabs
+  EXPECT_EQ(static_cast<char*>(later), static_cast<char*>(slabbed) + 512);
+  for (void* p : small) arena.deallocate(p, 512);  // back to the heap; the slab stays
+  EXPECT_EQ(arena.mapped(), SlabArena::kSlabBytes);
+  arena.deallocate(later, 16);
+  arena.deallocate(slabbed, 512);
+}
+
 TEST(SlabDeque, KeepsValuesThroughGrowthMovesSwapsAndCopies) {
   SlabDeque<Point> d;
   const std::uint32_t n = 200000;  // 7 MB: several slabs, a map that grows
