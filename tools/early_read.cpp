@@ -10,30 +10,18 @@
 
 #include "io/otf2_reader.hpp"
 #include "replay/memory.hpp"
+#include "tools/mpi_startup.hpp"
 
 namespace cpreplay::tools {
 namespace {
-
-/// A whole decimal number from 0 to 2^31 - 1, nothing else.
-bool whole(const char* text, int& out) {
-  if (text == nullptr || *text == '\0') return false;
-  long long v = 0;
-  for (const char* c = text; *c != '\0'; ++c) {
-    if (*c < '0' || *c > '9' || v > 214748364) return false;
-    v = v * 10 + (*c - '0');
-  }
-  if (v > 2147483647) return false;
-  out = static_cast<int>(v);
-  return true;
-}
 
 /// This process's rank and the process count as the launcher announces them, or false.
 bool guess_rank(int& rank, int& size) {
   if (const char* hook = std::getenv("CPREPLAY_TEST_EARLY_GUESS")) {
     const std::string h = hook;
     const std::size_t colon = h.find(':');
-    return colon != std::string::npos && whole(h.substr(0, colon).c_str(), rank) &&
-           whole(h.substr(colon + 1).c_str(), size) && rank < size;
+    return colon != std::string::npos && whole_number(h.substr(0, colon).c_str(), rank) &&
+           whole_number(h.substr(colon + 1).c_str(), size) && rank < size;
   }
   // The first pair the environment has both halves of; mpirun inside a Slurm job sets its
   // own variables, which come first.
@@ -42,7 +30,8 @@ bool guess_rank(int& rank, int& size) {
                                           {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
                                           {"SLURM_PROCID", "SLURM_NTASKS"}};
   for (const auto& pair : kPairs)
-    if (whole(std::getenv(pair[0]), rank) && whole(std::getenv(pair[1]), size) && rank < size)
+    if (whole_number(std::getenv(pair[0]), rank) && whole_number(std::getenv(pair[1]), size) &&
+        rank < size)
       return true;
   return false;
 }

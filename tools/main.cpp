@@ -90,9 +90,9 @@ std::string parse_what_if(const po::variables_map& vm, const std::vector<std::st
   return "";
 }
 
-/// Parses the command line; returns -1 to continue, otherwise the exit code.
 std::string one_line(std::string message);
 
+/// Parses the command line; returns -1 to continue, otherwise the exit code.
 int parse(int argc, char** argv, Settings& s, bool talk) {
   std::string max_events;  // checked below: Boost would take "-1" as a huge unsigned number
   std::vector<std::string> what_if;

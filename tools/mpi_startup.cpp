@@ -14,19 +14,6 @@
 namespace cpreplay::tools {
 namespace {
 
-/// A whole decimal number from 1 to 2^31 - 1, nothing else.
-bool count(const char* text, long& out) {
-  if (text == nullptr || *text == '\0') return false;
-  long v = 0;
-  for (const char* c = text; *c != '\0'; ++c) {
-    if (*c < '0' || *c > '9' || v > 214748364) return false;
-    v = v * 10 + (*c - '0');
-  }
-  if (v < 1 || v > 2147483647) return false;
-  out = v;
-  return true;
-}
-
 std::string trim(const std::string& s) {
   const std::size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return "";
@@ -40,6 +27,18 @@ std::string directory_of(const std::string& path) {
 }
 
 }  // namespace
+
+bool whole_number(const char* text, int& out) {
+  if (text == nullptr || *text == '\0') return false;
+  long long v = 0;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || v > 214748364) return false;
+    v = v * 10 + (*c - '0');
+  }
+  if (v > 2147483647) return false;
+  out = static_cast<int>(v);
+  return true;
+}
 
 std::vector<std::string> open_mpi_param_files(const StartupInputs& in) {
   std::vector<std::string> files;
@@ -79,9 +78,9 @@ std::string single_node_pml(const StartupInputs& in) {
   if (const char* keep = in.env("CPREPLAY_KEEP_MPI_TRANSPORT");
       keep != nullptr && *keep != '\0' && std::string(keep) != "0")
     return "";
-  long size = 0, local = 0;
-  if (!count(in.env("OMPI_COMM_WORLD_SIZE"), size) ||
-      !count(in.env("OMPI_COMM_WORLD_LOCAL_SIZE"), local) || local != size)
+  int size = 0, local = 0;
+  if (!whole_number(in.env("OMPI_COMM_WORLD_SIZE"), size) ||
+      !whole_number(in.env("OMPI_COMM_WORLD_LOCAL_SIZE"), local) || size < 1 || local != size)
     return "";
   if (in.env("OMPI_MCA_pml") != nullptr || in.env("OMPI_MCA_mtl") != nullptr) return "";
   for (const std::string& f : open_mpi_param_files(in))
@@ -117,8 +116,8 @@ bool time_slice_ns(const char* override_us, std::uint64_t& ns) {
   if (override_us == nullptr || *override_us == '\0') return true;  // unset or empty
   ns = 0;
   if (std::string(override_us) == "0") return true;
-  long us = 0;
-  if (!count(override_us, us) || us < 100 || us > 100000) return false;
+  int us = 0;
+  if (!whole_number(override_us, us) || us < 100 || us > 100000) return false;
   ns = static_cast<std::uint64_t>(us) * 1000;
   return true;
 }

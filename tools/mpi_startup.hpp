@@ -14,6 +14,10 @@
 
 namespace cpreplay::tools {
 
+/// A launcher's or the user's number: whole and decimal, 0 to 2^31 - 1, nothing else (no sign,
+/// no spaces, no suffix). False for anything else, nullptr included.
+bool whole_number(const char* text, int& out);
+
 /// What the decision reads: the environment (nullptr = unset) and the text of a file (empty when
 /// it cannot be read). Injected so the rule is testable without a launcher.
 struct StartupInputs {
