@@ -24,21 +24,17 @@ class ByteBuffer {
   ByteBuffer(ByteBuffer&&) noexcept = default;
   ByteBuffer& operator=(ByteBuffer&&) noexcept = default;
 
-  void append(const void* p, std::size_t n) {
-    if (n > capacity_ - size_) grow(size_ + n);
-    std::memcpy(data_.get() + size_, p, n);
-    size_ += n;
-  }
-  /// Room for n bytes in all, allocated exactly (no doubling).
-  void reserve(std::size_t n) {
-    if (n > capacity_) grow_exactly(n);
-  }
   /// Appends n bytes left for the caller to fill; returns where they start.
   char* extend(std::size_t n) {
     if (n > capacity_ - size_) grow(size_ + n);
     char* at = data_.get() + size_;
     size_ += n;
     return at;
+  }
+  void append(const void* p, std::size_t n) { std::memcpy(extend(n), p, n); }
+  /// Room for n bytes in all, allocated exactly (no doubling).
+  void reserve(std::size_t n) {
+    if (n > capacity_) grow_exactly(n);
   }
   /// Sets the size to n; bytes beyond the old size are left as they are (not zeroed).
   void resize(std::size_t n) {
