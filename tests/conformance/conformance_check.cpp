@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -112,6 +113,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     int checked = 0, failed = 0;
+    // CONFORMANCE_MAX_LINES: how many differing values are printed (default 40); every metric
+    // with a difference is summed up at the end either way.
+    int max_lines = 40;
+    if (const char* m = std::getenv("CONFORMANCE_MAX_LINES")) max_lines = std::atoi(m);
+    std::map<std::string, std::pair<int, double>> per_metric;  // differing cells, largest |diff|
     // Asked for but absent from expected.json: said with its reason, or a failure (nothing is
     // passed by not being looked at).
     for (const std::string& metric : wanted) {
@@ -167,7 +173,10 @@ int main(int argc, char** argv) {
           const double diff = std::fabs(ours - exp);
           const bool ok = count ? diff < 0.5 : diff <= 1e-7 + 1e-6 * std::fabs(exp);
           if (!ok) {
-            if (failed < 40)
+            auto& pm = per_metric[metric];
+            ++pm.first;
+            pm.second = std::max(pm.second, diff);
+            if (failed < max_lines)
               std::printf("FAIL: %s %s location %s: ours %.12g expected %.12g (diff %.3g)\n",
                           metric.c_str(), path.c_str(), key_of[r].c_str(), ours, exp, ours - exp);
             ++failed;
@@ -175,6 +184,9 @@ int main(int argc, char** argv) {
         }
       }
     }
+    for (const auto& [metric, pm] : per_metric)
+      std::printf("DIFFER: %s: %d values, largest difference %.3g\n", metric.c_str(), pm.first,
+                  pm.second);
     std::printf("%s: %d values compared, %d differ\n", argv[2], checked, failed);
     return failed == 0 ? 0 : 1;
   } catch (const std::exception& e) {
