@@ -1170,7 +1170,11 @@ class RootCause {
     std::vector<double>& sums = sums_;  // kKeys rows of n
     sums.assign(static_cast<std::size_t>(patterns_ + 1) * n, 0.0);
     std::array<double, kKeys> base{};
+    // Every individual A_k is a step of the scale, whether or not its member replied (a member
+    // that is no synchronization point of this instance adds 0 there): scout's scale map has an
+    // entry per A_k of the whole communicator (docs/root-cause.md, rule 3).
     std::map<std::int64_t, std::array<double, kKeys>> at_anchor;
+    for (const auto& [member, ak] : plan.anchor) at_anchor[ak];
     // Replies are summed in member order, whatever order they arrived in.
     list_.clear();
     for (std::size_t i = 0; i < pc.replies.size(); ++i) list_.push_back(static_cast<std::int32_t>(i));

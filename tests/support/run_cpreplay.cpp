@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -136,6 +137,12 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  // CPREPLAY_KEEP_TEST_DIRS=1 keeps the traces and reports a test wrote, to look at or to run
+  // another analyzer on (its path is printed).
+  if (const char* keep = std::getenv("CPREPLAY_KEEP_TEST_DIRS"); keep && *keep && *keep != '0') {
+    std::fprintf(stderr, "kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
 }
