@@ -168,22 +168,20 @@ struct ThreadLocation {
 };
 
 /// lt of a thread location: time less the waiting Scalasca's synchpoint handler subtracts (MPI
-/// wait states on the master, OpenMP barrier waits on every thread), where the time of a
-/// worker's parallel region lacks the join part of its management (scout's runtime map ends a
-/// worker's region at its Leave; the master's runs to the join).
+/// wait states on the master, OpenMP barrier waits on every thread). A worker's time lacks
+/// what scout.hyb's runtime map drops at each fork and at the end (TmapCacheHandler clears a
+/// worker's open map there): its idle time, the join part of its management, and its `tail`
+/// of every parallel region, from its last barrier's Enter (else its fork) to the region's
+/// Leave.
 std::vector<double> thread_non_waiting(const Severity& sev, const std::vector<double>* mpi_waits,
-                                       bool master, const std::vector<bool>& end_barrier) {
+                                       const std::vector<double>* tail) {
   const std::size_t n = sev.callpaths();
   std::vector<double> lt(n);
   for (std::size_t c = 0; c < n; ++c) {
-    if (!master && end_barrier[c]) {
-      lt[c] = 0.0;
-      continue;
-    }
     // A worker's time includes its idle time (Cube's remapper rule, docs/openmp.md); scout's
     // runtime map never held it.
     double t = sev.at(Metric::Time, c) - sev.at(Metric::OmpIdleThreads, c);
-    if (!master) t -= sev.at(Metric::OmpManagement, c) - sev.at(Metric::OmpFork, c);
+    if (tail) t -= sev.at(Metric::OmpManagement, c) - sev.at(Metric::OmpFork, c) + (*tail)[c];
     double w = sev.at(Metric::OmpIbarrierWait, c) + sev.at(Metric::OmpEbarrierWait, c);
     if (mpi_waits) w += (*mpi_waits)[c];
     lt[c] = t - std::min(t, w);
@@ -193,12 +191,11 @@ std::vector<double> thread_non_waiting(const Severity& sev, const std::vector<do
 
 }  // namespace
 
-CriticalPathSummary thread_critical_path_pass(const replay::World& world,
-                                              const RankBlocks& blocks, const Definitions& defs,
-                                              const CallTree& tree,
-                                              const std::vector<CriticalPathResult>& cps,
-                                              std::vector<Severity>& sevs,
-                                              std::vector<std::vector<Severity>>& thread_sevs) {
+CriticalPathSummary thread_critical_path_pass(
+    const replay::World& world, const RankBlocks& blocks, const Definitions& defs,
+    const CallTree& tree, const std::vector<CriticalPathResult>& cps, std::vector<Severity>& sevs,
+    std::vector<std::vector<Severity>>& thread_sevs,
+    const std::vector<std::vector<std::vector<double>>>& worker_tails) {
   const std::size_t n = tree.size();
   const std::size_t held = cps.size();
   CriticalPathSummary summary;
@@ -215,22 +212,15 @@ CriticalPathSummary thread_critical_path_pass(const replay::World& world,
 
   // Every thread is a location of the indicators (scalasca-metrics.md §7.5-§7.6), with the
   // global profile over all locations.
-  std::vector<bool> end_barrier(n, false);
-  for (std::uint32_t c = 0; c < n; ++c) {
-    const CallTree::Node& node = tree.node(CallpathId{c});
-    end_barrier[c] = node.parent.valid() &&
-                     omp_construct(defs.region(node.region)) == OmpConstruct::ImplicitBarrier &&
-                     omp_construct(defs.region(tree.node(node.parent).region)) ==
-                         OmpConstruct::Parallel;
-  }
   std::vector<std::vector<ThreadLocation>> locations(held);
   for (std::size_t i = 0; i < held; ++i) {
     const CriticalPathResult& cp = cps[i];
     locations[i].push_back(
-        ThreadLocation{&cp.cp, thread_non_waiting(sevs[i], &cp.waits, true, end_barrier), &sevs[i]});
+        ThreadLocation{&cp.cp, thread_non_waiting(sevs[i], &cp.waits, nullptr), &sevs[i]});
     for (std::size_t t = 0; t < cp.thread_cp.size() && t < thread_sevs[i].size(); ++t)
       locations[i].push_back(ThreadLocation{
-          &cp.thread_cp[t], thread_non_waiting(thread_sevs[i][t], nullptr, false, end_barrier),
+          &cp.thread_cp[t],
+          thread_non_waiting(thread_sevs[i][t], nullptr, &worker_tails.at(i).at(t)),
           &thread_sevs[i][t]});
   }
   // Per rank, its threads in thread order: the §7.6 rows (2n) and the §7.7 inclusive sums (3n)

@@ -32,13 +32,13 @@ CriticalPathSummary indicator_pass(const replay::World& world, const RankBlocks&
 /// (`thread_sevs[i][t - 1]`) severities from cps[i].cp and cps[i].thread_cp, and returns the
 /// profile summed over all locations, in the same fixed rank order as indicator_pass. `sevs`
 /// and `thread_sevs` must hold time, the wait states and the OpenMP metrics (idle threads
-/// included).
+/// included). `worker_tails[i][t - 1]` is thread t's lost tail time per call path
+/// (openmp_profile_pass), which its non-waiting time leaves out as scout.hyb's does.
 /// MPI: collective on world.
-CriticalPathSummary thread_critical_path_pass(const replay::World& world,
-                                              const RankBlocks& blocks, const Definitions& defs,
-                                              const CallTree& tree,
-                                              const std::vector<CriticalPathResult>& cps,
-                                              std::vector<Severity>& sevs,
-                                              std::vector<std::vector<Severity>>& thread_sevs);
+CriticalPathSummary thread_critical_path_pass(
+    const replay::World& world, const RankBlocks& blocks, const Definitions& defs,
+    const CallTree& tree, const std::vector<CriticalPathResult>& cps, std::vector<Severity>& sevs,
+    std::vector<std::vector<Severity>>& thread_sevs,
+    const std::vector<std::vector<std::vector<double>>>& worker_tails);
 
 }  // namespace cpreplay::analysis

@@ -161,7 +161,8 @@ OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTra
 
 void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
                          const std::vector<LocalTrace>& workers,
-                         const std::vector<Severity*>& sevs, OmpWaits* waits) {
+                         const std::vector<Severity*>& sevs, OmpWaits* waits,
+                         std::vector<std::vector<double>>* worker_tails) {
   const Clock& clock = defs.clock;
   const std::size_t threads = workers.size() + 1;
   const std::size_t paths = tree.size();
@@ -188,13 +189,25 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
   };
   std::unordered_map<std::uint64_t, Release> releases;  // (lock, order) -> its release
 
+  if (worker_tails) worker_tails->assign(workers.size(), std::vector<double>(paths, 0.0));
   for (std::size_t t = 0; t < threads; ++t) {
     const LocalTrace& trace = thread_trace(t);
     Severity& sev = *sevs[t];
     std::vector<EventIdx> open;  // open Enter events
     std::uint32_t team = UINT32_MAX, seq = 0;
+    // A worker's tail of a parallel region (docs/openmp.md, "Impact indicators per thread"):
+    // its exclusive time per call path since its last OpenMP synchronization point there (the
+    // Enter of its last barrier, else its fork), until the region's Leave.
+    const bool tails = worker_tails != nullptr && t > 0;
+    bool in_tail = false;
+    Ticks tail_from = 0;
+    std::vector<std::pair<std::uint32_t, double>> tail;
     for (EventIdx e = 0; e < trace.size(); ++e) {
       const Ticks time = trace.time[e];
+      if (in_tail && !open.empty() && time > tail_from) {
+        tail.emplace_back(trace.ref[open.back()], clock.span(tail_from, time));
+        tail_from = time;
+      }
       switch (trace.kind[e]) {
         case EventKind::ThreadTeam:
           if (trace.ref[e] == 0) {
@@ -218,8 +231,17 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
             const double idle = time > inst[k].fork ? clock.span(inst[k].fork, time) : 0.0;
             sev.add(Metric::OmpFork, cp, idle);
             management[t][cp] += idle;
+            if (tails) {  // the fork is a synchronization point; its fork time follows it
+              tail.assign(1, {cp, idle});
+              in_tail = true;
+              tail_from = time;
+            }
           } else if (is_omp_barrier(construct[cp]) && team != UINT32_MAX) {
             barriers.push_back(BarrierVisit{team, seq++, static_cast<std::uint32_t>(t), cp, time});
+            if (tails && in_tail) {  // what came before is kept; the tail starts again here
+              tail.clear();
+              tail_from = time;
+            }
           }
           break;
         }
@@ -227,6 +249,12 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
           const std::uint32_t cp = trace.ref[e];
           open.pop_back();
           if (construct[cp] != OmpConstruct::Parallel) break;
+          if (in_tail) {
+            std::vector<double>& lost = (*worker_tails)[t - 1];
+            for (const auto& [c, v] : tail) lost[c] += v;
+            tail.clear();
+            in_tail = false;
+          }
           const std::uint32_t k = team != UINT32_MAX ? team : instance_at(inst, time);
           if (k == UINT32_MAX) break;
           // scout's OMP_MGMT_JOIN: from this thread's Leave to the master's join.

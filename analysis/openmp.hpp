@@ -86,10 +86,16 @@ struct OmpWaits {
 /// sevs[t] is thread t's severity (sevs[0]: the master's, which also gets the MPI passes).
 /// With `waits`, also the barrier-wait and lock-contention instances (for --timeline and
 /// --overview; ties at a barrier: the lowest thread number is the partner).
+/// With `worker_tails`, also per worker thread t ((*worker_tails)[t - 1]) and call path the
+/// time scout.hyb's runtime map loses on that worker: in every parallel region, its exclusive
+/// time from its last OpenMP synchronization point there (the Enter of its last barrier, else
+/// its fork, fork time included) to its Leave of the region (docs/openmp.md, "Impact
+/// indicators per thread").
 /// Throws TraceError when the threads' OpenMP events do not fit together.
 /// MPI: local (all threads of a rank are held by one process).
 void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrace& master,
                          const std::vector<LocalTrace>& workers,
-                         const std::vector<Severity*>& sevs, OmpWaits* waits = nullptr);
+                         const std::vector<Severity*>& sevs, OmpWaits* waits = nullptr,
+                         std::vector<std::vector<double>>* worker_tails = nullptr);
 
 }  // namespace cpreplay::analysis

@@ -185,6 +185,7 @@ class Pipeline {
     if (hybrid_) {
       // Every thread of a rank is here: the OpenMP pass runs in memory (replay-engine.md §4).
       worker_sev_.resize(shard_.size());
+      worker_tail_.resize(shard_.size());
       // The views show every OpenMP wait-state instance; kept only when they are asked for.
       const bool views = !settings_.timeline.empty() || !settings_.overview.empty();
       if (views) omp_waits_.resize(shard_.size());
@@ -193,7 +194,7 @@ class Pipeline {
         std::vector<analysis::Severity*> sevs{&sev_[i]};
         for (analysis::Severity& w : worker_sev_[i]) sevs.push_back(&w);
         analysis::openmp_profile_pass(defs_, tree_, shard_.traces[i], shard_.workers[i], sevs,
-                                      views ? &omp_waits_[i] : nullptr);
+                                      views ? &omp_waits_[i] : nullptr, &worker_tail_[i]);
       }
     } else {
       for (std::size_t i = 0; i < shard_.size(); ++i)
@@ -280,7 +281,8 @@ class Pipeline {
       path_ = analysis::indicator_pass(world_, shard_.blocks, tree_, cp_, sev_);
     else
       path_ = analysis::thread_critical_path_pass(world_, shard_.blocks, defs_, tree_, cp_, sev_,
-                                                  worker_sev_);
+                                                  worker_sev_, worker_tail_);
+    std::vector<std::vector<std::vector<double>>>().swap(worker_tail_);
     for (std::vector<analysis::Severity>& threads : worker_sev_)
       for (analysis::Severity& sev : threads) {
         analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
@@ -567,6 +569,9 @@ class Pipeline {
   std::vector<analysis::Severity> sev_;  ///< per held rank (its master thread)
   /// Hybrid traces: per held rank, threads 1, 2, ... (time, visits and OpenMP metrics).
   std::vector<std::vector<analysis::Severity>> worker_sev_;
+  /// Per held rank and worker thread: the time scout.hyb's runtime map drops per call path
+  /// (openmp_profile_pass), until the indicators have used it.
+  std::vector<std::vector<std::vector<double>>> worker_tail_;
   /// Hybrid traces with --timeline or --overview: per held rank, its threads' OpenMP waits.
   std::vector<analysis::OmpWaits> omp_waits_;
   bool hybrid_ = false;  ///< several threads per rank
