@@ -701,6 +701,10 @@ const std::vector<ElementRule>& cubew_vocabulary() {
       {"rank", {}, {}},
       {"type", {}, {}},
       {"topologies", {}, {}},
+      // Cartesian topologies, as scout writes "Process x Thread" (and Score-P's MPI ones).
+      {"cart", {"name", "ndims"}, {"ndims"}},
+      {"dim", {"name", "size", "periodic"}, {"size", "periodic"}},
+      {"coord", {"locId"}, {"locId"}},
   };
   return rules;
 }

@@ -771,6 +771,30 @@ TEST(CubeInterop, Anchor_SystemTreeIdCapitalisedAsCubeW_OthersLowercase) {
   EXPECT_EQ(cube.process_names, (std::vector<std::string>{"MPI Rank 0", "MPI Rank 1"}));
 }
 
+// Scout's report of every trace carries a Cartesian topology after the system tree, as CubeW
+// 4.6 writes it; a reader stricter than the writer would refuse every Scalasca report.
+TEST(CubeInterop, CartesianTopologyAsScoutWritesIt_Accepted) {
+  TempDir dir;
+  const fs::path good = dir.path() / "good.cubex";
+  const fs::path with = dir.path() / "with.cubex";
+  const fs::path bad = dir.path() / "bad.cubex";
+  write_interop_report(good);
+  const std::string cart =
+      "<topologies>\n<cart name=\"Process x Thread\" ndims=\"2\">\n"
+      "<dim name=\"Process\" size=\"2\" periodic=\"false\"/>\n"
+      "<dim name=\"Thread\" size=\"1\" periodic=\"false\"/>\n"
+      "<coord locId=\"0\">0 0</coord>\n<coord locId=\"1\">1 0</coord>\n</cart>\n"
+      "</topologies>\n</system>";
+  rewrite_anchor(good, with, "</system>", cart);
+  EXPECT_EQ(cube_vocabulary_violations(with.string()), std::vector<std::string>{});
+  EXPECT_EQ(cpreplay::testing::read_cube(with.string()).value("time", "prog/MPI_Recv", 1), 2.5);
+  rewrite_anchor(with, bad, "<coord locId=\"1\">", "<coord locid=\"1\">");
+  const std::vector<std::string> violations = cube_vocabulary_violations(bad.string());
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_NE(violations[0].find("has attribute 'locid'"), std::string::npos) << violations[0];
+  EXPECT_NE(violations[1].find("lacks attribute 'locId'"), std::string::npos) << violations[1];
+}
+
 TEST(CubeInterop, VersionAttributeGivenByCaller_RefusedBeforeCreatingFiles) {
   TempDir dir;
   for (const char* key : {"Cube Version", "CubePL Version"}) {
