@@ -955,7 +955,7 @@ class RootCause {
     w.put(kP2pDelay);
     w.put(sp.target);
     w.put(sp.event);
-    w.put(sp.wait);
+    w.put(double{sp.wait});  // SyncPoint is packed: put() takes a reference, so a copy
     for (int p = 0; p < patterns_; ++p) w.put(cost[p]);
     prune(prev(x, sp.peer), x, pruned_);
     put_map(w, pruned_);
@@ -1140,7 +1140,7 @@ class RootCause {
       dsum += d[i];
     }
     std::array<double, kKeys> keys{};
-    keys[0] = std::max(sp.wait, 0.0);
+    keys[0] = std::max(double{sp.wait}, 0.0);  // SyncPoint is packed: a copy
     for (int p = 0; p < patterns_; ++p) keys[1 + p] = cost[p];
     send_reply(sp.causer(me_), sp.comm, sp.target, in.individual, d, dsum, in.gw, keys);
   }

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Provenance for `cpreplay --version`: the OTF2 it was built against, and the git revision.
 #
-# Included from CMakeLists.txt after the cpreplay target exists. Two generated headers, both read
-# by tools/version.cpp only: build_info.hpp (written at configure time: OTF2 does not change without
-# a reconfigure) and git_revision.hpp (rewritten at every build, but only touched when the
-# revision changes, so an unchanged checkout rebuilds nothing).
+# Included from CMakeLists.txt after the cpreplay_tool target exists. Two generated headers, both
+# read by tools/version.cpp only: build_info.hpp (written at configure time: OTF2 does not change
+# without a reconfigure) and git_revision.hpp (rewritten at every build, but only touched when
+# the revision changes, so an unchanged checkout rebuilds nothing).
 #
 # In script mode (cmake -P, run by the cpreplay_git_revision target) it writes git_revision.hpp.
 
@@ -59,6 +59,6 @@ add_custom_target(cpreplay_git_revision
   BYPRODUCTS "${cpreplay_generated_dir}/git_revision.hpp"
   COMMENT "Reading the git revision"
   VERBATIM)
-add_dependencies(cpreplay cpreplay_git_revision)
+add_dependencies(cpreplay_tool cpreplay_git_revision)
 set_source_files_properties(tools/version.cpp PROPERTIES
   INCLUDE_DIRECTORIES "${cpreplay_generated_dir}")

@@ -129,8 +129,8 @@ std::uint64_t forward_jumps(const World& world, const Definitions& defs, Shard& 
     // The earliest time each constrained event may have.
     std::vector<std::pair<EventIdx, Ticks>> floor;
     for (std::size_t k = 0; k < m.recv_events.size(); ++k)
-      if (m.sends[k].time > trace.time[m.recv_events[k]])
-        floor.push_back({m.recv_events[k], m.sends[k].time});
+      if (const Ticks sent = m.sends[k].time; sent > trace.time[m.recv_events[k]])
+        floor.push_back({m.recv_events[k], sent});  // RemoteSend is packed: pair takes references
     for (std::size_t c = 0; c < coll.ends.size(); ++c)
       for (std::uint32_t k = 0; k < coll.ends[c].size(); ++k) {
         const CollInstance inst = coll.instance(defs, trace, c, k);

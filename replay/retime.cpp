@@ -700,8 +700,10 @@ class RankRetimer {
     for (std::size_t i = 0; i < ready_.size(); ++i) {
       const EventIdx e = ready_[i].event;
       Ticks ready = ready_[i].time;
-      for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i)
-        ready = std::max(ready, ready_[i + 1].time);
+      for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i) {
+        const Ticks time = ready_[i + 1].time;  // Ready is packed: a copy for std::max's references
+        ready = std::max(ready, time);
+      }
       if (e == 0 || e >= n) continue;
       ready = std::max(ready, trace_.time[e - 1]);
       sync_.set(e);
