@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the build into a temporary prefix and uses only that, as a cluster user would: the
 # file layout, the installed binary on the example trace, the module file through Lmod (version,
-# man page, PATH and MANPATH kept free of duplicates), and the job scripts in dry-run mode.
+# man page, PATH and MANPATH kept free of duplicates; cpreplay-run found on PATH and run with
+# fakeapp), and the job scripts in dry-run mode.
 #
 # usage: installed_tree_test.sh BUILD_DIR SOURCE_DIR BUILT_CPREPLAY MKTRACE MPIEXEC PYTHON WORK_DIR
-#                               VERSION OTF2_VERSION MPI_STANDARD
+#                               VERSION OTF2_VERSION MPI_STANDARD FAKEAPP
 set -euo pipefail
 build=$1 source=$2 built=$3 mktrace=$4 mpiexec=$5 python=$6 work=$7 version=$8 otf2_version=$9
-mpi_standard=${10}
+mpi_standard=${10} fakeapp=${11}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # expect_eq WHAT ACTUAL EXPECTED
@@ -27,6 +28,7 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 ||
 
 listing=$(cd "$prefix" && find . \( -type f -o -type l \) | LC_ALL=C sort)
 expected_listing="./bin/cpreplay
+./bin/cpreplay-run
 ./share/cpreplay/cluster-jobs/README.md
 ./share/cpreplay/cluster-jobs/cpreplay.pbs
 ./share/cpreplay/cluster-jobs/cpreplay.slurm
@@ -35,13 +37,18 @@ expected_listing="./bin/cpreplay
 ./share/cpreplay/cluster-jobs/submit-slurm.sh
 ./share/doc/cpreplay/README.md
 ./share/doc/cpreplay/json-schema.md
+./share/man/man1/cpreplay-run.1
 ./share/man/man1/cpreplay.1
 ./share/modulefiles/cpreplay/$version"
 expect_eq "installed files" "$listing" "$expected_listing"
-for f in bin/cpreplay share/cpreplay/cluster-jobs/{cpreplay.pbs,cpreplay.slurm,submit-pbs.sh,submit-slurm.sh}; do
+for f in bin/cpreplay bin/cpreplay-run \
+         share/cpreplay/cluster-jobs/{cpreplay.pbs,cpreplay.slurm,submit-pbs.sh,submit-slurm.sh}; do
   [ -x "$prefix/$f" ] || fail "$f is not executable"
 done
 cmp -s "$source/docs/cpreplay.1" "$prefix/share/man/man1/cpreplay.1" || fail "man page differs"
+cmp -s "$source/docs/cpreplay-run.1" "$prefix/share/man/man1/cpreplay-run.1" ||
+  fail "cpreplay-run's man page differs"
+cmp -s "$source/tools/cpreplay-run" "$prefix/bin/cpreplay-run" || fail "bin/cpreplay-run differs"
 cmp -s "$source/docs/json-schema.md" "$prefix/share/doc/cpreplay/json-schema.md" ||
   fail "json-schema.md differs"
 # The installed binary must not need the build tree (RUNPATH/RPATH pointing into it).
@@ -62,6 +69,7 @@ expect_eq "options in --help vs. man page" "$man_options" "$help_options"
 export PATH=/usr/local/bin:/usr/bin:/bin
 unset CPREPLAY CPREPLAY_DRY_RUN MANPATH LOADEDMODULES _LMFILES_ MODULEPATH
 ! command -v cpreplay > /dev/null || fail "a cpreplay is on PATH before the module is loaded"
+! command -v cpreplay-run > /dev/null || fail "a cpreplay-run is on PATH before the module is loaded"
 
 # --- 2. the installed binary on the example trace ----------------------------------------
 "$mktrace" example "$work/example" > /dev/null
@@ -143,6 +151,17 @@ check_module_file() {
       "cpreplay $version"
   fi
   expect_eq "$1: man -w cpreplay" "$(man -w cpreplay)" "$prefix/share/man/man1/cpreplay.1"
+  # cpreplay-run beside it, with its man page; it runs the installed cpreplay.
+  expect_eq "$1: cpreplay-run on PATH after module load" "$(command -v cpreplay-run)" \
+    "$prefix/bin/cpreplay-run"
+  [[ $(cpreplay-run --help) == "Usage: cpreplay-run [options] LAUNCHER"* ]] ||
+    fail "$1: cpreplay-run --help"
+  expect_eq "$1: cpreplay-run --version" "$(cpreplay-run --version)" "$got_version"
+  expect_eq "$1: man -w cpreplay-run" "$(man -w cpreplay-run)" "$prefix/share/man/man1/cpreplay-run.1"
+  expect_eq "$1: cpreplay-run's analysis command" \
+    "$(cd "$work" && cpreplay-run --dry-run "$mpiexec" -np 4 "$fakeapp" | tail -n 1)" \
+    "$(quoted "$mpiexec" -np 4 "$prefix/bin/cpreplay" -o scorep_fakeapp_4_trace/cpreplay.cubex \
+         --json scorep_fakeapp_4_trace/cpreplay.json scorep_fakeapp_4_trace/traces.otf2)"
   # Prepending to an unset MANPATH must not hide the system's pages.
   if [ -e /usr/share/man/man1/ls.1.gz ]; then
     expect_eq "$1: man -w ls with the module loaded" "$(man -w ls)" /usr/share/man/man1/ls.1.gz
@@ -160,6 +179,7 @@ check_module_file() {
   expect_eq "$1: PATH entries after unload" "$(count_in "$PATH" "$prefix/bin")" 0
   expect_eq "$1: MANPATH entries after unload" "$(count_in "${MANPATH:-}" "$prefix/share/man")" 0
   ! command -v cpreplay > /dev/null || fail "$1: cpreplay still on PATH after module unload"
+  ! command -v cpreplay-run > /dev/null || fail "$1: cpreplay-run still on PATH after module unload"
 
   # Already on PATH (a user's own export) before the load: no second entry, and the unload
   # leaves the user's own.
@@ -256,4 +276,5 @@ PATH="$(dirname "$mpiexec"):$PATH" EXPERIMENT=example PROCESSES=3 PBS_O_WORKDIR=
 "$python" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert (s["ranks"], s["events"], s["processes"]["count"]) == (4, 672, 3), s' \
   example/cpreplay.json || fail "cpreplay.pbs: example/cpreplay.json"
 [ -s example/cpreplay.cubex ] || fail "cpreplay.pbs wrote no example/cpreplay.cubex"
+
 echo "installed tree OK: $prefix; module file checked with $module_systems"
