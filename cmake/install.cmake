@@ -5,7 +5,7 @@
 #                                       cpreplay beside it)
 #   P/share/man/man1/cpreplay.1, cpreplay-run.1
 #   P/share/doc/cpreplay/{README.md,json-schema.md}
-#   P/share/cpreplay/cluster-jobs/   Slurm and PBS jobs, told where P/bin/cpreplay is
+#   P/share/cpreplay/cluster-jobs/   Slurm and PBS jobs, told where P/bin/cpreplay(-run) is
 #   P/share/modulefiles/cpreplay/<version>   Tcl modulefile (Lmod and Environment Modules)
 #
 # The prefix is only known when `cmake --install --prefix` runs, so the job scripts and the module
