@@ -211,6 +211,15 @@ $(quoted srun -N 1 "${two[@]}" --mpi=pmix "$cpreplay" -o scorep_fakeapp_4_trace/
     "$(quoted srun --some-option value -n 1 "$cpreplay" -o scorep_fakeapp_1_trace/cpreplay.cubex \
          --json scorep_fakeapp_1_trace/cpreplay.json scorep_fakeapp_1_trace/traces.otf2)"
 
+  # Called through a symbolic link (a user's ~/bin), it still runs the cpreplay beside it.
+  mkdir links
+  ln -s "$run" links/cpreplay-run
+  out=$(links/cpreplay-run --dry-run "$mpiexec" -np 1 "$fakeapp")
+  expect_eq "through a symbolic link" "${out##*$'\n'}" "$(quoted "$mpiexec" -np 1 "$cpreplay" \
+    -o scorep_fakeapp_1_trace/cpreplay.cubex --json scorep_fakeapp_1_trace/cpreplay.json \
+    scorep_fakeapp_1_trace/traces.otf2)"
+  rm -r links
+
   # --force on an existing experiment: the dry run says it would move it, and does not.
   mkdir scorep_fakeapp_4_trace
   touch scorep_fakeapp_4_trace/keep
@@ -250,6 +259,18 @@ SCOREP_TOTAL_MEMORY=64M"
        -x SCOREP_TOTAL_MEMORY "${launcher[@]}" -np 4 "$fakeapp")
 cpreplay-run: analyzing: $(quoted "$mpiexec" "${launcher[@]}" -np 4 "$cpreplay" -o $exp/cpreplay.cubex \
        --json $exp/cpreplay.json $exp/traces.otf2)"
+
+  # Words with spaces and glob characters stay words: the user's experiment name, the
+  # application's arguments.
+  mkdir "bin dir"
+  cp "$fakeapp" "bin dir/my app"
+  touch a1 a2
+  SCOREP_EXPERIMENT_DIRECTORY="run of * 2" outcome spaces "$run" -q "$mpiexec" "${launcher[@]}" \
+    -np 2 "./bin dir/my app" "a*" "two words"
+  [ "$rc" = 0 ] || { cat spaces.err; fail "spaces: exit status $rc"; }
+  json_check "run of * 2/cpreplay.json" 's["ranks"] == 2 and s["events"] == 28'
+  expect_eq "spaces: the experiment's Score-P setting" \
+    "$(grep EXPERIMENT "run of * 2/scorep.cfg")" "SCOREP_EXPERIMENT_DIRECTORY=run of * 2"
   ;;
 
 # ---- fewer analysis processes, OpenMP naming, cpreplay's options passed on ----------------
