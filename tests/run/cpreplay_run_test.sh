@@ -5,7 +5,7 @@
 # refusals and the one-line errors with their exit statuses.
 #
 # usage: cpreplay_run_test.sh CASE CPREPLAY_RUN FAKEAPP CPREPLAY MPIEXEC PYTHON WORK_DIR
-#   CASE: usage | dry_run | measure | options | refusal | failures
+#   CASE: usage | dry_run | measure | options | srun | refusal | failures
 # shellcheck disable=SC2010  # ls | grep on file names this script chose
 set -euo pipefail
 case_name=$1 run=$2 fakeapp=$3 cpreplay=$4 mpiexec=$5 python=$6 work=$7
@@ -289,6 +289,28 @@ options)
   # Without compute every rank reaches the barrier at 0.1 s: the run ends at 0.111 s.
   json_check run.json '[c["changes"] for c in s["what_if"]["scenarios"]] == [{"compute": 0}]'
   json_check run.json 'abs(s["what_if"]["scenarios"][0]["runtime_s"] - 0.111) < 1e-6'
+  ;;
+
+# ---- srun for real, through a stand-in srun that starts the tasks with mpirun ---------------
+srun)
+  mkdir shim
+  # shellcheck disable=SC2016  # the stand-in's own variables
+  printf '%s\n' '#!/bin/bash' 'set -euo pipefail' 'n="" rest=()' \
+    'while [ $# -gt 0 ]; do case $1 in' \
+    '  -n | --ntasks) n=$2; shift 2 ;;' '  --ntasks=*) n=${1#*=}; shift ;;' '  -n[0-9]*) n=${1#-n}; shift ;;' \
+    '  -N | -c) shift 2 ;;' '  --mpi=* | --cpus-per-task=*) shift ;;' '  *) rest=("$@"); break ;;' 'esac; done' \
+    'echo "srun -n $n" >> "$(dirname "$0")/calls"' \
+    "exec $(quoted "$mpiexec") --oversubscribe -np \"\$n\" \"\${rest[@]}\"" > shim/srun
+  chmod +x shim/srun
+  outcome srun env PATH="$work/shim:$PATH" "$run" --processes 3 srun -N 1 --ntasks=4 --mpi=pmix "$fakeapp"
+  [ "$rc" = 0 ] || { cat srun.err; fail "srun: exit status $rc"; }
+  expect_eq "srun: the launches" "$(cat shim/calls)" "srun -n 4
+srun -n 3"
+  json_check scorep_fakeapp_4_trace/cpreplay.json 's["ranks"] == 4 and s["processes"]["count"] == 3'
+  # srun passes the environment on by itself: no -x.
+  grep -qxF "cpreplay-run: measuring: $(quoted env SCOREP_ENABLE_PROFILING=false SCOREP_ENABLE_TRACING=true \
+    SCOREP_EXPERIMENT_DIRECTORY=scorep_fakeapp_4_trace srun -N 1 --ntasks=4 --mpi=pmix "$fakeapp")" srun.err ||
+    { cat srun.err; fail "srun: the measuring line"; }
   ;;
 
 # ---- an existing experiment is refused; --force moves it aside ------------------------------
