@@ -4,11 +4,11 @@
 # application: the experiment's name, the two commands, the report and JSON it leaves, the
 # refusals and the one-line errors with their exit statuses.
 #
-# usage: cpreplay_run_test.sh CASE CPREPLAY_RUN FAKEAPP CPREPLAY MPIEXEC PYTHON WORK_DIR
+# usage: cpreplay_run_test.sh CASE CPREPLAY_RUN FAKEAPP CPREPLAY MPIEXEC PYTHON WORK_DIR MAN_PAGE
 #   CASE: usage | dry_run | measure | options | srun | refusal | failures
 # shellcheck disable=SC2010  # ls | grep on file names this script chose
 set -euo pipefail
-case_name=$1 run=$2 fakeapp=$3 cpreplay=$4 mpiexec=$5 python=$6 work=$7
+case_name=$1 run=$2 fakeapp=$3 cpreplay=$4 mpiexec=$5 python=$6 work=$7 man_page=$8
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # expect_eq WHAT ACTUAL EXPECTED
@@ -151,6 +151,13 @@ usage)
   own=$("$cpreplay" --help | grep -oE '^  (-[a-z] \[ )?--[a-z-]+' | grep -oE -- '--[a-z-]+' |
         grep -vxE -- '--(help|version|count-ranks|count-events|read-only)' | LC_ALL=C sort -u)
   expect_eq "cpreplay options passed on" "$(grep -- '^--' <<< "$passed")" "$own"
+  # Every option of --help, its own and those passed on, has its place in the man page.
+  mine=$(sed -n '/^Options of cpreplay-run/,/^cpreplay.s options, passed on/p' help.out |
+         grep -oE -- '^  (-[a-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+')
+  page=$(sed 's/\\-/-/g' "$man_page")
+  for option in $mine $passed; do
+    grep -qE -- "(^|[ \"])$option([ ,\"]|$)" <<< "$page" || fail "$man_page does not name $option"
+  done
   # --version is cpreplay's.
   expect_eq "--version" "$("$run" --version)" "$("$cpreplay" --version)"
   ;;
