@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Install rules: `cmake --install build --prefix P` lays out P the way HPC sites expect.
 #
-#   P/bin/cpreplay
-#   P/share/man/man1/cpreplay.1
+#   P/bin/cpreplay, P/bin/cpreplay-run (measurement and analysis in one command; runs the
+#                                       cpreplay beside it)
+#   P/share/man/man1/cpreplay.1, cpreplay-run.1
 #   P/share/doc/cpreplay/{README.md,json-schema.md}
-#   P/share/cpreplay/cluster-jobs/   Slurm and PBS jobs, told where P/bin/cpreplay is
+#   P/share/cpreplay/cluster-jobs/   Slurm and PBS jobs, told where P/bin/cpreplay(-run) is
 #   P/share/modulefiles/cpreplay/<version>   Tcl modulefile (Lmod and Environment Modules)
 #
 # The prefix is only known when `cmake --install --prefix` runs, so the job scripts and the module
@@ -17,7 +18,8 @@ include(GNUInstallDirs)
 set_target_properties(cpreplay PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
 install(TARGETS cpreplay RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(FILES docs/cpreplay.1 DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
+install(PROGRAMS tools/cpreplay-run DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(FILES docs/cpreplay.1 docs/cpreplay-run.1 DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
 install(FILES README.md docs/json-schema.md DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 install(FILES cluster-jobs/README.md DESTINATION "${CMAKE_INSTALL_DATADIR}/cpreplay/cluster-jobs")
 

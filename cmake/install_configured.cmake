@@ -13,20 +13,29 @@ foreach(dir BINDIR DATADIR MANDIR)
 endforeach()
 set(installed_cpreplay "${full_BINDIR}/cpreplay")
 
-# Job scripts: the line `installed_cpreplay=` names the installed binary, so they find it from
-# there and also where Slurm copies the job script to its spool directory. In single quotes for
-# the shell; a quote in the path is closed, escaped and reopened.
-string(REPLACE "'" "'\\''" quoted "${installed_cpreplay}")
+# Job scripts: the line `installed_cpreplay=` (`installed_cpreplay_run=` in the jobs that
+# measure too) names the installed command, so they find it from there and also where Slurm
+# copies the job script to its spool directory. In single quotes for the shell; a quote in the
+# path is closed, escaped and reopened.
 file(MAKE_DIRECTORY "${CPREPLAY_STAGING_DIR}/cluster-jobs")
 set(job_files)
-foreach(name cpreplay.slurm cpreplay.pbs submit-slurm.sh submit-pbs.sh)
+foreach(name cpreplay.slurm cpreplay.pbs submit-slurm.sh submit-pbs.sh
+             cpreplay-run.slurm cpreplay-run.pbs)
+  if(name MATCHES "^cpreplay-run")
+    set(variable installed_cpreplay_run)
+    set(command "${full_BINDIR}/cpreplay-run")
+  else()
+    set(variable installed_cpreplay)
+    set(command "${installed_cpreplay}")
+  endif()
+  string(REPLACE "'" "'\\''" quoted "${command}")
   file(READ "${CPREPLAY_SOURCE_DIR}/cluster-jobs/${name}" text)
-  string(REGEX MATCHALL "\ninstalled_cpreplay=\n" marker "${text}")
+  string(REGEX MATCHALL "\n${variable}=\n" marker "${text}")
   list(LENGTH marker n)
   if(NOT n EQUAL 1)
-    message(FATAL_ERROR "cluster-jobs/${name}: expected one line `installed_cpreplay=` to fill in, found ${n}")
+    message(FATAL_ERROR "cluster-jobs/${name}: expected one line `${variable}=` to fill in, found ${n}")
   endif()
-  string(REPLACE "\ninstalled_cpreplay=\n" "\ninstalled_cpreplay='${quoted}'\n" text "${text}")
+  string(REPLACE "\n${variable}=\n" "\n${variable}='${quoted}'\n" text "${text}")
   file(WRITE "${CPREPLAY_STAGING_DIR}/cluster-jobs/${name}" "${text}")
   list(APPEND job_files "${CPREPLAY_STAGING_DIR}/cluster-jobs/${name}")
 endforeach()

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the build into a temporary prefix and uses only that, as a cluster user would: the
 # file layout, the installed binary on the example trace, the module file through Lmod (version,
-# man page, PATH and MANPATH kept free of duplicates), and the job scripts in dry-run mode.
+# man page, PATH and MANPATH kept free of duplicates; cpreplay-run found on PATH and run with
+# fakeapp), and the job scripts in dry-run mode.
 #
 # usage: installed_tree_test.sh BUILD_DIR SOURCE_DIR BUILT_CPREPLAY MKTRACE MPIEXEC PYTHON WORK_DIR
-#                               VERSION OTF2_VERSION MPI_STANDARD
+#                               VERSION OTF2_VERSION MPI_STANDARD FAKEAPP
 set -euo pipefail
 build=$1 source=$2 built=$3 mktrace=$4 mpiexec=$5 python=$6 work=$7 version=$8 otf2_version=$9
-mpi_standard=${10}
+mpi_standard=${10} fakeapp=${11}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # expect_eq WHAT ACTUAL EXPECTED
@@ -27,7 +28,10 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 ||
 
 listing=$(cd "$prefix" && find . \( -type f -o -type l \) | LC_ALL=C sort)
 expected_listing="./bin/cpreplay
+./bin/cpreplay-run
 ./share/cpreplay/cluster-jobs/README.md
+./share/cpreplay/cluster-jobs/cpreplay-run.pbs
+./share/cpreplay/cluster-jobs/cpreplay-run.slurm
 ./share/cpreplay/cluster-jobs/cpreplay.pbs
 ./share/cpreplay/cluster-jobs/cpreplay.slurm
 ./share/cpreplay/cluster-jobs/submit-common.sh
@@ -35,13 +39,19 @@ expected_listing="./bin/cpreplay
 ./share/cpreplay/cluster-jobs/submit-slurm.sh
 ./share/doc/cpreplay/README.md
 ./share/doc/cpreplay/json-schema.md
+./share/man/man1/cpreplay-run.1
 ./share/man/man1/cpreplay.1
 ./share/modulefiles/cpreplay/$version"
 expect_eq "installed files" "$listing" "$expected_listing"
-for f in bin/cpreplay share/cpreplay/cluster-jobs/{cpreplay.pbs,cpreplay.slurm,submit-pbs.sh,submit-slurm.sh}; do
+for f in bin/cpreplay bin/cpreplay-run \
+         share/cpreplay/cluster-jobs/{cpreplay.pbs,cpreplay.slurm,submit-pbs.sh,submit-slurm.sh} \
+         share/cpreplay/cluster-jobs/{cpreplay-run.pbs,cpreplay-run.slurm}; do
   [ -x "$prefix/$f" ] || fail "$f is not executable"
 done
 cmp -s "$source/docs/cpreplay.1" "$prefix/share/man/man1/cpreplay.1" || fail "man page differs"
+cmp -s "$source/docs/cpreplay-run.1" "$prefix/share/man/man1/cpreplay-run.1" ||
+  fail "cpreplay-run's man page differs"
+cmp -s "$source/tools/cpreplay-run" "$prefix/bin/cpreplay-run" || fail "bin/cpreplay-run differs"
 cmp -s "$source/docs/json-schema.md" "$prefix/share/doc/cpreplay/json-schema.md" ||
   fail "json-schema.md differs"
 # The installed binary must not need the build tree (RUNPATH/RPATH pointing into it).
@@ -62,6 +72,7 @@ expect_eq "options in --help vs. man page" "$man_options" "$help_options"
 export PATH=/usr/local/bin:/usr/bin:/bin
 unset CPREPLAY CPREPLAY_DRY_RUN MANPATH LOADEDMODULES _LMFILES_ MODULEPATH
 ! command -v cpreplay > /dev/null || fail "a cpreplay is on PATH before the module is loaded"
+! command -v cpreplay-run > /dev/null || fail "a cpreplay-run is on PATH before the module is loaded"
 
 # --- 2. the installed binary on the example trace ----------------------------------------
 "$mktrace" example "$work/example" > /dev/null
@@ -143,6 +154,17 @@ check_module_file() {
       "cpreplay $version"
   fi
   expect_eq "$1: man -w cpreplay" "$(man -w cpreplay)" "$prefix/share/man/man1/cpreplay.1"
+  # cpreplay-run beside it, with its man page; it runs the installed cpreplay.
+  expect_eq "$1: cpreplay-run on PATH after module load" "$(command -v cpreplay-run)" \
+    "$prefix/bin/cpreplay-run"
+  [[ $(cpreplay-run --help) == "Usage: cpreplay-run [options] LAUNCHER"* ]] ||
+    fail "$1: cpreplay-run --help"
+  expect_eq "$1: cpreplay-run --version" "$(cpreplay-run --version)" "$got_version"
+  expect_eq "$1: man -w cpreplay-run" "$(man -w cpreplay-run)" "$prefix/share/man/man1/cpreplay-run.1"
+  expect_eq "$1: cpreplay-run's analysis command" \
+    "$(cd "$work" && cpreplay-run --dry-run "$mpiexec" -np 4 "$fakeapp" | tail -n 1)" \
+    "$(quoted "$mpiexec" -np 4 "$prefix/bin/cpreplay" -o scorep_fakeapp_4_trace/cpreplay.cubex \
+         --json scorep_fakeapp_4_trace/cpreplay.json scorep_fakeapp_4_trace/traces.otf2)"
   # Prepending to an unset MANPATH must not hide the system's pages.
   if [ -e /usr/share/man/man1/ls.1.gz ]; then
     expect_eq "$1: man -w ls with the module loaded" "$(man -w ls)" /usr/share/man/man1/ls.1.gz
@@ -160,6 +182,7 @@ check_module_file() {
   expect_eq "$1: PATH entries after unload" "$(count_in "$PATH" "$prefix/bin")" 0
   expect_eq "$1: MANPATH entries after unload" "$(count_in "${MANPATH:-}" "$prefix/share/man")" 0
   ! command -v cpreplay > /dev/null || fail "$1: cpreplay still on PATH after module unload"
+  ! command -v cpreplay-run > /dev/null || fail "$1: cpreplay-run still on PATH after module unload"
 
   # Already on PATH (a user's own export) before the load: no second entry, and the unload
   # leaves the user's own.
@@ -256,4 +279,59 @@ PATH="$(dirname "$mpiexec"):$PATH" EXPERIMENT=example PROCESSES=3 PBS_O_WORKDIR=
 "$python" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert (s["ranks"], s["events"], s["processes"]["count"]) == (4, 672, 3), s' \
   example/cpreplay.json || fail "cpreplay.pbs: example/cpreplay.json"
 [ -s example/cpreplay.cubex ] || fail "cpreplay.pbs wrote no example/cpreplay.cubex"
+
+# --- 5. the jobs that measure and analyze in one allocation (cpreplay-run) ------------------
+export CPREPLAY_DRY_RUN=1
+experiment=scorep_fakeapp_4_trace
+out=$(SLURM_NTASKS=4 bash "$jobs/cpreplay-run.slurm" "$fakeapp" a b)
+expect_eq "cpreplay-run.slurm dry run" "$out" "$(quoted env SCOREP_ENABLE_PROFILING=false \
+  SCOREP_ENABLE_TRACING=true SCOREP_EXPERIMENT_DIRECTORY=$experiment srun --ntasks=4 "$fakeapp" a b)
+$(quoted srun --ntasks=4 "$prefix/bin/cpreplay" -o $experiment/cpreplay.cubex \
+  --json $experiment/cpreplay.json $experiment/traces.otf2)"
+# A copy in Slurm's spool directory still runs the installed cpreplay-run; options and threads.
+cp "$jobs/cpreplay-run.slurm" spool/slurm_script
+out=$(SLURM_NTASKS=4 SLURM_CPUS_PER_TASK=2 OMP_NUM_THREADS=2 CPREPLAY_RUN_OPTIONS="--processes 2 -q" \
+      bash spool/slurm_script "$fakeapp")
+expect_eq "spooled cpreplay-run.slurm dry run" "$out" "$(quoted env SCOREP_ENABLE_PROFILING=false \
+  SCOREP_ENABLE_TRACING=true SCOREP_EXPERIMENT_DIRECTORY=scorep_fakeapp_4x2_trace srun --ntasks=4 \
+  --cpus-per-task=2 "$fakeapp")
+$(quoted srun --ntasks=2 --cpus-per-task=2 "$prefix/bin/cpreplay" \
+  -o scorep_fakeapp_4x2_trace/cpreplay.cubex --json scorep_fakeapp_4x2_trace/cpreplay.json -q \
+  scorep_fakeapp_4x2_trace/traces.otf2)"
+set +e
+out=$(bash "$jobs/cpreplay-run.slurm" "$fakeapp" 2>&1)
+rc=$?
+set -e
+expect_eq "cpreplay-run.slurm without tasks: exit code" "$rc" 2
+expect_eq "cpreplay-run.slurm without tasks: message" "$out" \
+  "cpreplay-run.slurm: the job has no tasks; submit with --ntasks=N"
+
+out=$(APP="$fakeapp" APP_ARGS="a b" NP=4 PROCESSES=3 PBS_O_WORKDIR="$work" PATH="$(dirname "$mpiexec"):$PATH" \
+      bash "$jobs/cpreplay-run.pbs")
+expect_eq "cpreplay-run.pbs dry run, analysis" "$(tail -n 1 <<< "$out")" "$(quoted mpirun -np 3 \
+  "$prefix/bin/cpreplay" -o $experiment/cpreplay.cubex --json $experiment/cpreplay.json \
+  $experiment/traces.otf2)"
+[[ $(head -n 1 <<< "$out") == "env "*" SCOREP_EXPERIMENT_DIRECTORY=$experiment mpirun "*" -np 4 $(quoted "$fakeapp" a b)" ]] ||
+  fail "cpreplay-run.pbs dry run, measurement: $(head -n 1 <<< "$out")"
+printf '%s\n' n1 n1 n2 > nodefile
+out=$(APP="$fakeapp" PBS_NODEFILE=nodefile PBS_O_WORKDIR="$work" PATH="$(dirname "$mpiexec"):$PATH" \
+      bash "$jobs/cpreplay-run.pbs")
+expect_eq "cpreplay-run.pbs with a node file of 3 slots" "$(tail -n 1 <<< "$out")" \
+  "$(quoted mpirun -np 3 "$prefix/bin/cpreplay" -o scorep_fakeapp_3_trace/cpreplay.cubex \
+     --json scorep_fakeapp_3_trace/cpreplay.json scorep_fakeapp_3_trace/traces.otf2)"
+set +e
+out=$(APP="$fakeapp" NP=0 PBS_O_WORKDIR="$work" bash "$jobs/cpreplay-run.pbs" 2>&1)
+rc=$?
+set -e
+expect_eq "cpreplay-run.pbs NP=0: exit code" "$rc" 2
+expect_eq "cpreplay-run.pbs NP=0: message" "$out" "cpreplay-run.pbs: NP must be a whole number of processes from 1, not '0' (pass it with -v NP=N, or run as a PBS job with a node file)"
+
+# The PBS job for real: fakeapp measured on 4 processes, analyzed on 3, by the installed tools.
+unset CPREPLAY_DRY_RUN
+PATH="$(dirname "$mpiexec"):$PATH" APP="$fakeapp" NP=4 PROCESSES=3 PBS_O_WORKDIR="$work" \
+  OMPI_MCA_rmaps_base_oversubscribe=1 CPREPLAY_RUN_OPTIONS=-q bash "$jobs/cpreplay-run.pbs" \
+  > pbs-run.out 2>&1 || { cat pbs-run.out; fail "cpreplay-run.pbs run"; }
+"$python" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert (s["ranks"], s["events"], s["processes"]["count"]) == (4, 56, 3), s' \
+  $experiment/cpreplay.json || fail "cpreplay-run.pbs: $experiment/cpreplay.json"
+[ -s $experiment/cpreplay.cubex ] || fail "cpreplay-run.pbs wrote no $experiment/cpreplay.cubex"
 echo "installed tree OK: $prefix; module file checked with $module_systems"

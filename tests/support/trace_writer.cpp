@@ -730,9 +730,9 @@ void TraceWriter::write(const std::string& dir_arg) const {
         std::uint64_t n = 0;
         check(OTF2_EvtWriter_GetNumberOfEvents(w, &n), dir,
               where + ": OTF2_EvtWriter_GetNumberOfEvents");
-        if (n != list.size()) {
+        if (n != keep) {
           fail(dir + ": " + where + ": OTF2 counted " + std::to_string(n) + " events, expected " +
-               std::to_string(list.size()));
+               std::to_string(keep));
         }
         if (thread == 0) event_counts[static_cast<std::size_t>(r)] = n;
         else thread_counts[static_cast<std::size_t>(r) * threads_ + thread] = n;
