@@ -114,8 +114,8 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
       ("count-events", po::bool_switch(&s.count_events),
-       "print the number of event records the trace's definitions announce, all ranks "
-       "together, and exit (runs without mpirun; for sizing jobs)")
+       "print the number of event records the trace's definitions announce, every thread of "
+       "every rank together, and exit (runs without mpirun; for sizing jobs)")
       ("no-rootcause", po::bool_switch(&s.no_root_cause),
        "skip the root-cause analysis (delay costs, direct/indirect and propagating/terminal "
        "wait states), as Scalasca's --no-rootcause; their metrics stay empty")
