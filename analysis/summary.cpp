@@ -9,6 +9,7 @@
 
 #include "analysis/openmp.hpp"
 #include "analysis/profile.hpp"
+#include "cpreplay/names.hpp"
 #include "replay/rank_sum.hpp"
 
 namespace cpreplay::analysis {
@@ -133,7 +134,7 @@ const char* advice(Metric m) {
 std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp) {
   std::string path;
   for (CallpathId c{cp}; c.valid(); c = tree.node(c).parent)
-    path = defs.region(tree.node(c).region).name + (path.empty() ? "" : "/" + path);
+    path = demangle(defs.region(tree.node(c).region).name) + (path.empty() ? "" : "/" + path);
   return path;
 }
 
@@ -424,7 +425,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (cp_sum[c] <= 0.0) continue;
     SummaryCallpath row_c;
     row_c.path = callpath_name(defs, tree, c);
-    row_c.name = defs.region(tree.node(CallpathId{c}).region).name;
+    row_c.name = demangle(defs.region(tree.node(CallpathId{c}).region).name);
     row_c.critical_path = cp_sum[c];
     row_c.critical_path_share = path.length > 0.0 ? cp_sum[c] / path.length : 0.0;
     row_c.imbalance = cpi_sum[c];
@@ -560,10 +561,11 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         most_work = others_sum[c];
         other = c;
       }
-    const std::string name = defs.region(tree.node(CallpathId{bottleneck}).region).name;
+    const std::string name =
+        demangle(defs.region(tree.node(CallpathId{bottleneck}).region).name);
     const std::string other_name =
         other == UINT32_MAX ? "the other"
-                            : defs.region(tree.node(CallpathId{other}).region).name;
+                            : demangle(defs.region(tree.node(CallpathId{other}).region).name);
     s.findings.push_back(name + " partition is the bottleneck: " + other_name + " ranks wait " +
                          secs(others_sum[n]) + "; move ranks from " + other_name + " to " +
                          name + " (inter-partition imbalance costs " + secs(best_inter) + ")");
@@ -702,8 +704,8 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
     const Region& region = defs.region(tree.node(CallpathId{barriers[b]}).region);
     // An implicit barrier ends the construct it is in; an explicit one stands for itself.
     bar.construct = omp_construct(region) == OmpConstruct::ImplicitBarrier && parent.valid()
-                        ? defs.region(tree.node(parent).region).name
-                        : region.name;
+                        ? demangle(defs.region(tree.node(parent).region).name)
+                        : demangle(region.name);
     std::vector<std::pair<double, std::size_t>> waits;  // (wait, location) where it was visited
     for (std::size_t l = 0; l < locations; ++l) {
       const double w = all[l * width + kTotals + b];

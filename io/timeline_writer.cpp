@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "cpreplay/names.hpp"
+
 namespace cpreplay::io {
 namespace {
 
@@ -95,9 +97,9 @@ TimelineFormat::TimelineFormat(const Definitions& defs, const CallTree& tree) {
   std::vector<std::string> raw(n);  // parents have smaller ids than their children
   for (std::size_t c = 0; c < n; ++c) {
     const CallTree::Node& node = tree.node(CallpathId{static_cast<std::uint32_t>(c)});
-    const std::string& region = node.region.value < defs.regions.size()
-                                    ? defs.regions[node.region.value].name
-                                    : std::string("(unknown)");
+    const std::string region = node.region.value < defs.regions.size()
+                                   ? demangle(defs.regions[node.region.value].name)
+                                   : std::string("(unknown)");
     raw[c] = node.parent.valid() && node.parent.value < c ? raw[node.parent.value] + "/" + region
                                                           : region;
     name_[c] = "\"name\":" + quote(region);

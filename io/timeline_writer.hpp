@@ -19,7 +19,7 @@ namespace cpreplay::io {
 /// MPI: local.
 class TimelineFormat {
  public:
-  /// Precomputes each call path's name and path text ("main/foo/MPI_Send").
+  /// Precomputes each call path's name and path text ("main/foo/MPI_Send"), demangled.
   TimelineFormat(const Definitions& defs, const CallTree& tree);
 
   /// The file's opening, up to and including its first event (the name of process `pid`).
