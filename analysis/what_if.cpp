@@ -246,13 +246,15 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
     const double floor = kFindingShare * r.runtime;
     if (p.balance_gain >= floor && p.rebalance_gain < kFindingContrast * p.balance_gain)
       s.findings.push_back(
-          p.name + ": balancing every instance would save " + secs(p.balance_gain) + " (" +
+          shorten_name(p.name, kSentenceNameWidth) + ": balancing every instance would save " +
+          secs(p.balance_gain) + " (" +
           pct(p.balance_gain / r.runtime) + " of the runtime), a static rebalance of its work "
           "per rank only " + secs(std::max(0.0, p.rebalance_gain)) +
           ": the overload moves between ranks, so only dynamic load balancing pays");
     else if (p.rebalance_gain >= floor && p.balance_gain < kFindingContrast * p.rebalance_gain)
       s.findings.push_back(
-          p.name + ": a static rebalance of its work per rank would save " +
+          shorten_name(p.name, kSentenceNameWidth) +
+          ": a static rebalance of its work per rank would save " +
           secs(p.rebalance_gain) + " (" + pct(p.rebalance_gain / r.runtime) +
           " of the runtime), balancing each instance only " +
           secs(std::max(0.0, p.balance_gain)) +

@@ -91,18 +91,21 @@ std::string TimelineFormat::quote(const std::string& text) {
 }
 
 TimelineFormat::TimelineFormat(const Definitions& defs, const CallTree& tree) {
+  // Event names: the regions' demangled names, shortened where long (never two alike).
+  std::vector<std::string> regions(defs.regions.size());
+  for (std::size_t r = 0; r < regions.size(); ++r) regions[r] = demangle(defs.regions[r].name);
+  const std::vector<std::string> shown = shorten_names(regions, kNameWidth);
   const std::size_t n = tree.size();
   name_.resize(n);
   path_.resize(n);
   std::vector<std::string> raw(n);  // parents have smaller ids than their children
   for (std::size_t c = 0; c < n; ++c) {
     const CallTree::Node& node = tree.node(CallpathId{static_cast<std::uint32_t>(c)});
-    const std::string region = node.region.value < defs.regions.size()
-                                   ? demangle(defs.regions[node.region.value].name)
-                                   : std::string("(unknown)");
+    const bool known = node.region.value < regions.size();
+    const std::string& region = known ? regions[node.region.value] : std::string("(unknown)");
     raw[c] = node.parent.valid() && node.parent.value < c ? raw[node.parent.value] + "/" + region
                                                           : region;
-    name_[c] = "\"name\":" + quote(region);
+    name_[c] = "\"name\":" + quote(known ? shown[node.region.value] : region);
     path_[c] = "\"path\":" + quote(raw[c]);
   }
 }

@@ -19,6 +19,9 @@ namespace cpreplay::io {
 /// MPI: local.
 class TimelineFormat {
  public:
+  /// Longest event name before shorten_names shortens it (the full name is in the path).
+  static constexpr std::size_t kNameWidth = 60;
+
   /// Precomputes each call path's name and path text ("main/foo/MPI_Send"), demangled.
   TimelineFormat(const Definitions& defs, const CallTree& tree);
 

@@ -54,6 +54,27 @@ TEST_P(RealTrace, CountEvents_EqualsTheSummarysEvents) {
   }
 }
 
+/// The call-path cells of the summary table whose header line starts with `header`: a row's
+/// first 30 columns after the indent, or its whole first line where the path did not fit
+/// (the numbers follow on the next line).
+std::vector<std::string> table_paths(const std::string& out, const std::string& header) {
+  std::vector<std::string> cells;
+  const std::size_t at = out.find("\n" + header);
+  if (at == std::string::npos) return cells;
+  const std::vector<std::string> lines = lines_of(out.substr(at + 1));
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.size() < 3 || l.rfind("  (", 0) == 0 || l[0] != ' ') break;
+    if (l[2] == ' ') continue;  // the numbers of a row whose path had a line of its own
+    const bool own_line = i + 1 < lines.size() && lines[i + 1].size() > 2 &&
+                          lines[i + 1][0] == ' ' && lines[i + 1][2] == ' ';
+    std::string cell = own_line ? l.substr(2) : l.substr(2, 30);
+    cell.erase(cell.find_last_not_of(' ') + 1);
+    cells.push_back(cell);
+  }
+  return cells;
+}
+
 /// Where any of `text` holds a mangled C++ symbol: the line, or "" for none.
 std::string mangled_line(const std::string& text) {
   for (const std::string& line : lines_of(text))
@@ -97,6 +118,41 @@ TEST_P(RealTrace, Names_DemangledEverywhere) {
   for (std::size_t r = 0; r < cube.region_names.size(); ++r)
     found = found || (cube.region_names[r] == name && cube.region_mangled_names[r] == mangled);
   EXPECT_TRUE(found) << name;
+}
+
+// Issue 33, item 1: no two rows of a summary table, nor two entries of the overview's legend,
+// read the same; LULESH's parallel regions keep their line numbers.
+TEST_P(RealTrace, Names_TableRowsAndLegendReadApart) {
+  TempDir tmp;
+  const RunResult run = run_cpreplay(
+      kProcesses, {"-o", tmp / "r.cubex", "--overview", tmp / "o.svg", anchor()}, 600);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string svg = read_file(tmp / "o.svg");
+  // Every table's rows read apart; LULESH's parallel regions keep their line numbers.
+  for (const char* header : {"  call path                        on path   share",
+                             "  call path                        on path imbalance"}) {
+    const std::vector<std::string> cells = table_paths(run.out, header);
+    EXPECT_GE(cells.size(), 5u) << header << "\n" << run.out;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      for (std::size_t k = i + 1; k < cells.size(); ++k)
+        EXPECT_NE(cells[i], cells[k]) << run.out;
+      const std::size_t at = cells[i].find(" @lulesh.cc:");
+      if (at != std::string::npos) {
+        EXPECT_NE(cells[i].find_first_of("0123456789", at), std::string::npos) << cells[i];
+      }
+    }
+  }
+  // The legend's call paths, too.
+  std::vector<std::string> legend;
+  for (std::size_t at = svg.find("<g class=\"legend\">"); at != std::string::npos;) {
+    at = svg.find("<text", at + 1);
+    if (at == std::string::npos) break;
+    const std::size_t open = svg.find('>', at) + 1;
+    legend.push_back(svg.substr(open, svg.find("</text>", open) - open));
+  }
+  EXPECT_GE(legend.size(), 5u);
+  for (std::size_t i = 0; i < legend.size(); ++i)
+    for (std::size_t k = i + 1; k < legend.size(); ++k) EXPECT_NE(legend[i], legend[k]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, RealTrace,
