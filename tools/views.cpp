@@ -426,7 +426,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
           {"note", io::TimelineFormat::quote(report.reduction.empty()
                                                  ? "every region visit and wait state is included"
                                                  : report.reduction)}};
-      json->write(io::TimelineFormat::footer(other));
+      json->write(format->footer(other));
       json->commit();
     }
     if (svg) svg->commit();

@@ -652,6 +652,47 @@ TEST(Views, UnwritableTimeline_OneLineErrorBeforeAnalysisNothingLeft) {
   EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});  // no report either
 }
 
+// A timeline whose name ends in ".gz" is written gzip-compressed (Perfetto and chrome://tracing
+// open it so): the same events as the plain file, each call path once in stackFrames.
+TEST(Views, GzipTimeline_SameEventsAsThePlainFile) {
+  TempDir dir;
+  const TraceWriter w = two_rank_example();
+  ASSERT_EQ(analyze(w, dir, {"--timeline", dir / "t.json"}).exit_code, 0);
+  const RunResult gz = analyze(w, dir, {"--timeline", dir / "t.json.gz"});
+  ASSERT_EQ(gz.exit_code, 0) << gz.err;
+  const std::string bytes = read_file(dir / "t.json.gz");
+  ASSERT_GE(bytes.size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);  // gzip's magic number
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  EXPECT_LT(bytes.size(), read_file(dir / "t.json").size() / 2);
+  // What the checker reads from both (it prints its facts with sorted keys): the same.
+  const RunResult plain = run_command({"/usr/bin/python3", checker(), "timeline", dir / "t.json"});
+  const RunResult unpacked =
+      run_command({"/usr/bin/python3", checker(), "timeline", dir / "t.json.gz"});
+  ASSERT_EQ(unpacked.exit_code, 0) << unpacked.err;
+  EXPECT_EQ(plain.out, unpacked.out);
+  const Json packed = parse_json(unpacked.out);
+  // The event's call path comes from its stack frame: rank 1's MPI_Recv.
+  EXPECT_EQ(packed["threads_events"]["1/0"].array[4].array[4]["path"].string,
+            "sim.exe/main/MPI_Recv");
+  for (const std::string& name : list_dir(dir.path()))
+    EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
+}
+
+TEST(Views, UnwritableGzipTimeline_OneLineErrorNothingLeft) {
+  TempDir dir;
+  const RunResult run =
+      analyze(two_rank_example(), dir, {"--timeline", dir / "no/such/dir/t.json.gz"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err.rfind("cpreplay: error: cannot write timeline " +
+                              dir / "no/such/dir/t.json.gz" + ": No such file or directory\n",
+                          0),
+            0u)
+      << run.err;
+  EXPECT_EQ(run.err.find("cpreplay: error:"), run.err.rfind("cpreplay: error:")) << run.err;
+  EXPECT_EQ(list_dir(dir.path()), std::vector<std::string>{"t"});
+}
+
 TEST(Views, UnwritableOverview_OneLineErrorBeforeAnalysisNothingLeft) {
   TempDir dir;
   std::filesystem::create_directory(dir / "ro");
