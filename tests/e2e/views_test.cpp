@@ -638,6 +638,52 @@ TEST(ViewsHybrid, ManyThreads_RowPerRankAndStretchesMatchTheReportPerThread) {
   EXPECT_NEAR(facts["critical_path_sum_us"].number, total * kUs, 1e-2);
 }
 
+// Issue 33, item 3: the critical-path paper's dynamic-imbalance run on 32 ranks (written by
+// ../shared/tools/simtrace.py): every rank waits in MPI_Barrier every iteration, 20 % of all
+// time. The picture's areas are the profile's shares: each call path's colour covers its
+// share of the rows (the legend's "% of all time"), the hatch the wait states' share of the
+// allocation time, each within 5 points (here they agree to 0.1).
+TEST(Views, DynamicImbalance32Ranks_OverviewAreasAreTheProfilesShares) {
+  const std::filesystem::path tool =
+      std::filesystem::path(__FILE__).parent_path() / "../../../shared/tools/simtrace.py";
+  if (!std::filesystem::exists(tool)) GTEST_SKIP() << tool.string() << " is absent";
+  if (run_command({"/usr/bin/python3", "-c", "import otf2"}).exit_code != 0)
+    GTEST_SKIP() << "Debian's python3-otf2 is not installed (simtrace.py needs it)";
+  TempDir dir;
+  const RunResult made = run_command({"/usr/bin/python3", tool.string(), "imbalance-dynamic",
+                                      dir / "t", "--ranks", "32", "--iters", "40"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult run =
+      run_cpreplay(2, {"-q", "--no-what-if", "-o", dir / "r.cubex", "--json", dir / "r.json",
+                       "--overview", dir / "o.svg", dir / "t/traces.otf2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json svg = check("svg", dir / "o.svg");
+  const Json summary = read_json_file(dir / "r.json");
+  const double cells = svg["rows_area"].number;
+  ASSERT_GT(cells, 0.0);
+  auto area_share = [&](const char* key) {
+    return svg["areas"].has(key) ? svg["areas"][key].number / cells : 0.0;
+  };
+  // The legend's shares, in palette order.
+  const char* const colours[] = {"#4e79a7", "#f28e2b"};
+  const auto& legend = svg["legend"].array;
+  ASSERT_GE(legend.size(), 2u);
+  EXPECT_EQ(legend[0].string, "main/work (80.0 % of all time)");
+  EXPECT_EQ(legend[1].string, "main/MPI_Barrier (20.0 % of all time)");
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::string& text = legend[k].string;
+    const double share = std::stod(text.substr(text.rfind('(') + 1)) / 100.0;
+    EXPECT_NEAR(area_share(colours[k]), share, 0.05) << text;
+  }
+  EXPECT_NEAR(area_share("#f28e2b"), 0.20, 0.05);
+  // Waiting: the summary's wait states over the allocation time, 16 of 80 s.
+  double waiting = 0.0;
+  for (const Json& w : summary["wait_states"].array) waiting += w["seconds"].number;
+  const double wait_share = waiting / summary["allocation_time_s"].number;
+  EXPECT_NEAR(wait_share, 0.20, 0.01);
+  EXPECT_NEAR(area_share("waiting"), wait_share, 0.05);
+}
+
 TEST(Views, UnwritableTimeline_OneLineErrorBeforeAnalysisNothingLeft) {
   TempDir dir;
   const RunResult run =

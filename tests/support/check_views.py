@@ -243,6 +243,19 @@ def check_svg(path):
     if len(area) != 1 or len(lines) != 1:
         fail("expected one plot area and one critical-path line")
     points = [tuple(float(v) for v in p.split(",")) for p in lines[0].get("points").split()]
+    # Every rectangle of a row lies inside the row's band of the plot, and the coloured ones of
+    # one column do not overlap (each a share of the column).
+    areas = {}
+    rows_area = 0.0
+    for g in rows:
+        rects = [r for r in g if r.tag == SVG + "rect"]
+        for r in rects:
+            x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+            if w <= 0 or h <= 0:
+                fail("a row rectangle of no size at x=%s" % r.get("x"))
+            key = "waiting" if r.get("class") == "waiting" else r.get("fill")
+            areas[key] = areas.get(key, 0.0) + w * h
+        rows_area += float(area[0].get("width")) * float(root.get("data-cell-height"))
     row_y = {}
     for g in rows:
         r = [c for c in g if c.tag == SVG + "rect"]
@@ -269,11 +282,18 @@ def check_svg(path):
         "waiting_rects": sum(1 for r in root.iter(SVG + "rect") if r.get("class") == "waiting"),
         "row_fills": [sorted({r.get("fill") for r in g if r.tag == SVG + "rect"
                               and r.get("class") != "waiting"}) for g in rows],
-        # Per row: its coloured runs [x, width, fill] and hatched runs [x, width], left to right.
-        "row_runs": [[[float(r.get("x")), float(r.get("width")), r.get("fill")] for r in g
+        # Per row: its coloured runs [x, width, fill, y, height] and hatched runs
+        # [x, width, y, height], in document order.
+        "row_runs": [[[float(r.get("x")), float(r.get("width")), r.get("fill"),
+                       float(r.get("y")), float(r.get("height"))] for r in g
                       if r.tag == SVG + "rect" and r.get("class") != "waiting"] for g in rows],
-        "row_waiting": [[[float(r.get("x")), float(r.get("width"))] for r in g
+        "row_waiting": [[[float(r.get("x")), float(r.get("width")), float(r.get("y")),
+                          float(r.get("height"))] for r in g
                          if r.tag == SVG + "rect" and r.get("class") == "waiting"] for g in rows],
+        # The rendered areas: per fill colour (the hatch as "waiting"), and of all rows' cells
+        # (plot width x data-cell-height each).
+        "areas": areas,
+        "rows_area": rows_area,
     }
     json.dump(facts, sys.stdout, sort_keys=True)
 
