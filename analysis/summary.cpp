@@ -9,6 +9,7 @@
 
 #include "analysis/openmp.hpp"
 #include "analysis/profile.hpp"
+#include "cpreplay/names.hpp"
 #include "replay/rank_sum.hpp"
 
 namespace cpreplay::analysis {
@@ -93,12 +94,17 @@ std::string secs(double s) {
 std::string pct(double fraction) { return fmt("%.1f %%", fraction * 100.0); }
 
 /// "foo on rank 0 (3.00 s direct, 1.67 s through other waits)".
+/// A region name as a sentence shows it (docs: README "The summary").
+std::string sentence_name(const std::string& name) {
+  return shorten_name(name, kSentenceNameWidth);
+}
+
 std::string cause_phrase(const SummaryWaitMetric::Cause& c) {
   std::string amounts;
   if (c.short_term > 0.0) amounts = secs(c.short_term) + " direct";
   if (c.long_term > 0.0)
     amounts += (amounts.empty() ? "" : ", ") + secs(c.long_term) + " through other waits";
-  return c.path.substr(c.path.rfind('/') + 1) + " on " + c.rank_names + " (" + amounts + ")";
+  return sentence_name(callee_of(c.path)) + " on " + c.rank_names + " (" + amounts + ")";
 }
 
 /// What a user can do about each kind of waiting.
@@ -133,7 +139,7 @@ const char* advice(Metric m) {
 std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp) {
   std::string path;
   for (CallpathId c{cp}; c.valid(); c = tree.node(c).parent)
-    path = defs.region(tree.node(c).region).name + (path.empty() ? "" : "/" + path);
+    path = demangle(defs.region(tree.node(c).region).name) + (path.empty() ? "" : "/" + path);
   return path;
 }
 
@@ -424,7 +430,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (cp_sum[c] <= 0.0) continue;
     SummaryCallpath row_c;
     row_c.path = callpath_name(defs, tree, c);
-    row_c.name = defs.region(tree.node(CallpathId{c}).region).name;
+    row_c.name = demangle(defs.region(tree.node(CallpathId{c}).region).name);
     row_c.critical_path = cp_sum[c];
     row_c.critical_path_share = path.length > 0.0 ? cp_sum[c] / path.length : 0.0;
     row_c.imbalance = cpi_sum[c];
@@ -534,9 +540,9 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (hybrid && omp_construct(defs.region(tree.node(CallpathId{cpid}).region)) !=
                       OmpConstruct::None)
       continue;
-    std::string text = c.name + ": load imbalance costs " + secs(c.imbalance) + " (" +
-                       pct(c.imbalance_share) + " of the runtime, " + pct(c.imbalance_percent) +
-                       " of its average time); ";
+    std::string text = sentence_name(c.name) + ": load imbalance costs " + secs(c.imbalance) +
+                       " (" + pct(c.imbalance_share) + " of the runtime, " +
+                       pct(c.imbalance_percent) + " of its average time); ";
     const std::string heaviest = location_name(most[cpid].r);
     const char* where = hybrid ? "threads" : "ranks";
     if (c.profile_imbalance < 0.5 * c.imbalance)
@@ -560,10 +566,12 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         most_work = others_sum[c];
         other = c;
       }
-    const std::string name = defs.region(tree.node(CallpathId{bottleneck}).region).name;
+    const std::string name =
+        sentence_name(demangle(defs.region(tree.node(CallpathId{bottleneck}).region).name));
     const std::string other_name =
         other == UINT32_MAX ? "the other"
-                            : defs.region(tree.node(CallpathId{other}).region).name;
+                            : sentence_name(
+                                  demangle(defs.region(tree.node(CallpathId{other}).region).name));
     s.findings.push_back(name + " partition is the bottleneck: " + other_name + " ranks wait " +
                          secs(others_sum[n]) + "; move ranks from " + other_name + " to " +
                          name + " (inter-partition imbalance costs " + secs(best_inter) + ")");
@@ -576,7 +584,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       if (w.metric == metric_info(k).uniq_name) m = k;
     std::string text = w.name + " costs " + secs(w.seconds) + " (" + pct(w.share) +
                        " of the allocation time), most of it in " +
-                       w.callpaths.front().path.substr(w.callpaths.front().path.rfind('/') + 1);
+                       sentence_name(callee_of(w.callpaths.front().path));
     if (*advice(m)) text += std::string(": ") + advice(m);
     s.findings.push_back(text);
   }
@@ -587,7 +595,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (w.caused_by.empty() || w.share < kCauseFindingShare) continue;
     std::vector<std::string> in;
     for (const auto& c : w.callpaths) {
-      const std::string name = c.path.substr(c.path.rfind('/') + 1);
+      const std::string name = sentence_name(callee_of(c.path));
       if (std::find(in.begin(), in.end(), name) == in.end()) in.push_back(name);
     }
     std::string text = w.name + " in ";
@@ -702,8 +710,8 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
     const Region& region = defs.region(tree.node(CallpathId{barriers[b]}).region);
     // An implicit barrier ends the construct it is in; an explicit one stands for itself.
     bar.construct = omp_construct(region) == OmpConstruct::ImplicitBarrier && parent.valid()
-                        ? defs.region(tree.node(parent).region).name
-                        : region.name;
+                        ? demangle(defs.region(tree.node(parent).region).name)
+                        : demangle(region.name);
     std::vector<std::pair<double, std::size_t>> waits;  // (wait, location) where it was visited
     for (std::size_t l = 0; l < locations; ++l) {
       const double w = all[l * width + kTotals + b];
@@ -743,9 +751,9 @@ void add_openmp_summary(const replay::World& world, const Definitions& defs, con
                          pct(o.limited_parallelism / total) + " of the allocation time)");
   for (const SummaryOmpBarrier& b : o.barriers) {
     if (b.seconds < 0.01 * total) continue;
-    std::string text = "OpenMP imbalance in " + b.construct + ": threads wait " +
+    std::string text = "OpenMP imbalance in " + sentence_name(b.construct) + ": threads wait " +
                        secs(b.seconds) + " (" + pct(b.seconds / total) +
-                       " of the allocation time) at " + b.path.substr(b.path.rfind('/') + 1);
+                       " of the allocation time) at " + sentence_name(callee_of(b.path));
     if (!b.last_to_arrive.empty()) {
       text += "; last to arrive (the slow threads): ";
       for (std::size_t k = 0; k < b.last_to_arrive.size(); ++k)

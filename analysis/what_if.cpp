@@ -10,6 +10,7 @@
 #include "analysis/openmp.hpp"
 #include "analysis/summary.hpp"
 #include "cpreplay/error.hpp"
+#include "cpreplay/names.hpp"
 #include "replay/rank_sum.hpp"
 #include "replay/retime.hpp"
 
@@ -49,7 +50,9 @@ std::string pct(double fraction) {
 void check_what_if_regions(const Definitions& defs, const WhatIfSettings& settings) {
   for (const auto& [name, factor] : settings.changes) {
     bool known = false;
-    for (const Region& r : defs.regions) known = known || r.name == name;
+    // The trace's name or the demangled one the summary shows.
+    for (const Region& r : defs.regions)
+      known = known || r.name == name || demangle(r.name) == name;
     if (!known) {
       char f[32];
       std::snprintf(f, sizeof f, "%g", factor);
@@ -99,7 +102,9 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
     std::unordered_map<std::string, double> factor;
     for (const auto& [name, f] : settings.changes) factor[name] = f;
     for (std::uint32_t c = 0; c < n; ++c) {
-      auto it = factor.find(defs.region(tree.node(CallpathId{c}).region).name);
+      const std::string& name = defs.region(tree.node(CallpathId{c}).region).name;
+      auto it = factor.find(name);
+      if (it == factor.end()) it = factor.find(demangle(name));
       if (it != factor.end())
         request.changes.push_back({user, c, replay::TimeChange::Kind::Factor, it->second});
     }
@@ -187,7 +192,7 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
   auto row = [&](std::uint32_t c) {
     SummaryWhatIfCallpath p;
     p.path = callpath_name(defs, tree, c);
-    p.name = defs.region(tree.node(CallpathId{c}).region).name;
+    p.name = demangle(defs.region(tree.node(CallpathId{c}).region).name);
     for (const SummaryCallpath& sc : s.callpaths)
       if (sc.path == p.path) {
         p.critical_path = sc.critical_path;
@@ -241,13 +246,15 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
     const double floor = kFindingShare * r.runtime;
     if (p.balance_gain >= floor && p.rebalance_gain < kFindingContrast * p.balance_gain)
       s.findings.push_back(
-          p.name + ": balancing every instance would save " + secs(p.balance_gain) + " (" +
+          shorten_name(p.name, kSentenceNameWidth) + ": balancing every instance would save " +
+          secs(p.balance_gain) + " (" +
           pct(p.balance_gain / r.runtime) + " of the runtime), a static rebalance of its work "
           "per rank only " + secs(std::max(0.0, p.rebalance_gain)) +
           ": the overload moves between ranks, so only dynamic load balancing pays");
     else if (p.rebalance_gain >= floor && p.balance_gain < kFindingContrast * p.rebalance_gain)
       s.findings.push_back(
-          p.name + ": a static rebalance of its work per rank would save " +
+          shorten_name(p.name, kSentenceNameWidth) +
+          ": a static rebalance of its work per rank would save " +
           secs(p.rebalance_gain) + " (" + pct(p.rebalance_gain / r.runtime) +
           " of the runtime), balancing each instance only " +
           secs(std::max(0.0, p.balance_gain)) +

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace cpreplay::io {
@@ -12,7 +13,11 @@ namespace cpreplay::io {
 /// probe leaves nothing behind. For checking outputs before any analysis.
 void check_writable(const std::string& path, const std::string& what);
 
-/// Writes to `path + ".tmp-<pid>"`, renamed to `path` by commit(). A write error is remembered,
+/// True when `path` names a gzip file (ends in ".gz"): OutputFile compresses it.
+bool is_gzip_path(const std::string& path);
+
+/// Writes to `path + ".tmp-<pid>"`, renamed to `path` by commit(). A path ending in ".gz" is
+/// written gzip-compressed (zlib's deflate with a gzip wrapper, as gzip -6 writes it). A write error is remembered,
 /// not thrown, so rank 0 keeps draining what the other ranks stream to it; commit() reports
 /// it. Destroyed without commit(), the temporary file is removed (and a signal that ends the
 /// run removes it too, see remove_unfinished_reports).
@@ -33,6 +38,11 @@ class OutputFile {
 
  private:
   void discard() noexcept;
+  void put(const char* data, std::size_t bytes) noexcept;
+  /// Feeds `bytes` to the compressor (flush: Z_NO_FLUSH or Z_FINISH) and writes its output.
+  void deflate_some(const char* data, std::size_t bytes, int flush) noexcept;
+  struct Gzip;
+  std::unique_ptr<Gzip> gzip_;  ///< set for ".gz" paths
   std::string path_;
   std::string what_;
   std::string tmp_path_;

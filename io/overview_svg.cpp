@@ -19,10 +19,8 @@ constexpr double kMinRow = 4.0;
 constexpr double kMaxRow = 48.0;
 constexpr double kWidth = kPlotX + kPlotW + 30.0;
 constexpr double kLegendLine = 18.0;
-/// Waiting is hatched where it takes at least this share of the row's time in a bin.
-constexpr float kHatchShare = 0.5f;
-/// A bin is left blank where the row has less than this share of it in any region.
-constexpr float kBlankShare = 0.05f;
+/// Segment edges within a row are rounded to this many px (fewer rectangles, no visible loss).
+constexpr double kStep = 0.25;
 
 // Tableau 10: distinct for the common forms of colour blindness; grey is "other".
 const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -97,7 +95,8 @@ OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
        (spec_.threads.empty() ? std::string()
                               : "\" data-threads=\"" + std::to_string(locations) +
                                     "\" data-rows=\"" + (thread_rows_ ? "thread" : "rank")) +
-       "\" data-run-seconds=\"" + seconds(spec_.run_seconds) + "\">\n";
+       "\" data-run-seconds=\"" + seconds(spec_.run_seconds) + "\" data-cell-height=\"" +
+       num(cell_height()) + "\">\n";
   o += "<title>" + xml_escape(spec_.title) + "</title>\n";
   o += "<defs><pattern id=\"waiting\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" "
@@ -108,23 +107,25 @@ OverviewSvg::OverviewSvg(const std::string& path, OverviewSpec spec)
        xml_escape(spec_.title) + "</text>\n";
   std::string rows_text =
       per_band_ == 1 ? "one row per rank"
-                     : "one band per " + std::to_string(per_band_) +
-                           " ranks (colours: the band's main call path)";
+                     : "one band per " + std::to_string(per_band_) + " ranks (added up)";
   if (thread_rows_)
     rows_text = "one row per thread, grouped by rank (master thread first; blank: idle)";
   else if (!spec_.threads.empty())
     rows_text = per_band_ == 1 ? "one row per rank, its threads together"
                                : "one band per " + std::to_string(per_band_) +
-                                     " ranks, their threads together (colours: the band's main "
-                                     "call path)";
+                                     " ranks, their threads together";
   o += "<text x=\"" + num(kPlotX) + "\" y=\"42\" fill=\"#555555\">" + rows_text +
-       "; colour: the call path the time is spent in; hatched: waiting; black line: the "
-       "critical path</text>\n";
+       "; each call path as much of the row's height as its share of the time; hatched: "
+       "waiting; black line: the critical path</text>\n";
   o += "<rect class=\"plot-area\" x=\"" + num(kPlotX) + "\" y=\"" + num(plot_top_) + "\" width=\"" +
        num(kPlotW) + "\" height=\"" + num(rows_ * row_height_) +
        "\" fill=\"#f6f6f6\" stroke=\"#999999\"/>\n<g class=\"rows\">\n";
   file_.write(o);
   o.clear();
+}
+
+double OverviewSvg::cell_height() const {
+  return std::max(1.0, row_height_ - (row_height_ >= 8 ? 1.0 : 0.0));
 }
 
 double OverviewSvg::x_of(double seconds) const {
@@ -209,47 +210,48 @@ void OverviewSvg::add_row(int row, const std::string& attributes, const std::str
   const float n = locations;  // the row's capacity per bin: how many locations it adds up
   std::string& o = buf_;
   o += "<g class=\"row\" " + attributes + "><title>" + title + "</title>" + label;
-  const double h = std::max(1.0, row_height_ - (row_height_ >= 8 ? 1.0 : 0.0));
-  // Colour runs: each bin takes the call-path class with the most time in it.
-  std::size_t run_start = 0;
-  std::size_t run_class = SIZE_MAX;
-  auto close_run = [&](std::size_t end_bin) {
-    if (run_class == SIZE_MAX) return;
-    o += "<rect x=\"" + num(kPlotX + run_start * bw) + "\" y=\"" + num(y) + "\" width=\"" +
-         num((end_bin - run_start) * bw) + "\" height=\"" + num(h) + "\" fill=\"" +
-         colour(run_class, top) + "\"/>";
+  const double h = cell_height();
+  // Each bin's column of the row is shared out: every call-path class gets a segment as tall as
+  // its share of the bin's time (the top paths in legend order from the top, then "other"; the
+  // rest is blank: time in no region, or idle threads), so the picture's areas are the
+  // profile's shares. Segment edges are rounded to kStep px, and a class's segments in
+  // consecutive bins at the same place are drawn as one rectangle.
+  auto edge = [&](float share) {
+    return std::round(std::clamp(static_cast<double>(share) / n, 0.0, 1.0) * h / kStep) * kStep;
   };
-  for (std::size_t b = 0; b <= spec_.bins; ++b) {
-    std::size_t cls = SIZE_MAX;
-    if (b < spec_.bins) {
-      const float* v = bins + b * columns;
-      float busy = 0.0f, best = 0.0f;
-      for (std::size_t k = 0; k <= top; ++k) {
-        busy += v[k];
-        if (v[k] > best) {
-          best = v[k];
-          cls = k;
-        }
-      }
-      if (busy < kBlankShare * n) cls = SIZE_MAX;
+  struct Run {
+    std::size_t start = 0;
+    double top = 0.0, bottom = 0.0;  // px below the row's top edge
+  };
+  std::vector<Run> runs(top + 2);  // per class, then waiting
+  auto close_run = [&](std::size_t k, std::size_t end_bin) {
+    Run& r = runs[k];
+    if (r.bottom > r.top && end_bin > r.start)
+      o += std::string(k == top + 1 ? "<rect class=\"waiting\"" : "<rect") + " x=\"" +
+           num(kPlotX + r.start * bw) + "\" y=\"" + num(y + r.top) + "\" width=\"" +
+           num((end_bin - r.start) * bw) + "\" height=\"" + num(r.bottom - r.top) +
+           "\" fill=\"" + (k == top + 1 ? "url(#waiting)" : colour(k, top)) + "\"/>";
+    r = Run{end_bin, 0.0, 0.0};
+  };
+  auto extend = [&](std::size_t k, std::size_t b, double from, double to) {
+    Run& r = runs[k];
+    if (r.top != from || r.bottom != to) {
+      close_run(k, b);
+      r.top = from;
+      r.bottom = to;
     }
-    if (cls != run_class) {
-      close_run(b);
-      run_start = b;
-      run_class = cls;
+  };
+  for (std::size_t b = 0; b < spec_.bins; ++b) {
+    const float* v = bins + b * columns;
+    float before = 0.0f;
+    for (std::size_t k = 0; k <= top; ++k) {
+      extend(k, b, edge(before), edge(before + v[k]));
+      before += v[k];
     }
+    // Waiting, hatched over the colours from the row's bottom up, as tall as its share.
+    extend(top + 1, b, h - edge(v[top + 1]), h);
   }
-  // Waiting, hatched over the colours.
-  bool waiting = false;
-  for (std::size_t b = 0; b <= spec_.bins; ++b) {
-    const bool w = b < spec_.bins && bins[b * columns + top + 1] >= kHatchShare * n;
-    if (w && !waiting) run_start = b;
-    if (!w && waiting)
-      o += "<rect class=\"waiting\" x=\"" + num(kPlotX + run_start * bw) + "\" y=\"" + num(y) +
-           "\" width=\"" + num((b - run_start) * bw) + "\" height=\"" + num(h) +
-           "\" fill=\"url(#waiting)\"/>";
-    waiting = w;
-  }
+  for (std::size_t k = 0; k < runs.size(); ++k) close_run(k, spec_.bins);
   o += over + "</g>\n";
   if (o.size() > (1u << 16)) {
     file_.write(o);
@@ -334,7 +336,8 @@ void OverviewSvg::commit() {
   for (std::size_t k = 0; k < spec_.legend.size(); ++k)
     entry(box(colour(k, spec_.legend.size())), spec_.legend[k]);
   entry(box(kOther), "other call paths");
-  entry(box(kOther) + box("url(#waiting)"), "waiting in wait states (half of the time or more)");
+  entry(box(kOther) + box("url(#waiting)"),
+        "waiting in wait states (hatched from the bottom, as tall as its share of the time)");
   entry("<line x1=\"" + num(kPlotX) + "\" y1=\"" + num(y + 6) + "\" x2=\"" + num(kPlotX + 16) +
             "\" y2=\"" + num(y + 6) + "\" stroke=\"#000000\" stroke-width=\"2\"/>",
         thread_rows_ ? "critical path (jumps to the thread it continues on)"

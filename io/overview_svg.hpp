@@ -54,6 +54,8 @@ class OverviewSvg {
   void commit();
 
  private:
+  /// The drawn height of a row (its pitch less a 1 px gap where rows are 8 px or taller).
+  double cell_height() const;
   double x_of(double seconds) const;
   double y_of(int rank, int thread) const;  ///< middle of the location's row
   /// One row's group: its data attributes, hover title, label text element, the rows' colour

@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "cpreplay/error.hpp"
+#include "cpreplay/names.hpp"
 
 namespace cpreplay::io {
 namespace {
@@ -42,22 +45,59 @@ std::string count(std::uint64_t n, const std::string& noun) {
 
 std::string percent(double fraction) { return format("%.1f %%", fraction * 100.0); }
 
-/// The call path without the program root; when too long, whole leading components give way
-/// to ".../" (region names such as "int main(int, char**)" contain no '/').
-std::string short_path(const std::string& path, std::size_t width) {
-  std::string p = path;
-  auto slash = p.find('/');
-  if (slash != std::string::npos) p = p.substr(slash + 1);
-  if (p.size() <= width) return p;
-  while ((slash = p.find('/')) != std::string::npos && p.size() + 4 > width) p = p.substr(slash + 1);
-  p = ".../" + p;
-  if (p.size() > width) p = p.substr(0, width - 3) + "...";
-  return p;
-}
+/// The call paths the text shows, each as one text per width: without the program root,
+/// shortened from the middle with the callee's name whole, and never two different paths
+/// reading the same at one width (cpreplay/names.hpp, shorten_callpaths).
+class ShownPaths {
+ public:
+  explicit ShownPaths(const Summary& s) {
+    std::size_t shown = 0;
+    for (const SummaryCallpath& c : s.callpaths) {
+      if (shown++ == 8 || c.critical_path_share < 0.001) break;
+      add(c.path);
+    }
+    for (std::size_t i = 0; i < s.waits.size() && i < 6; ++i) {
+      for (const auto& c : s.waits[i].callpaths) add(c.path);
+      for (const auto& c : s.waits[i].caused_by) add(c.path);
+    }
+    for (const SummaryWaitInstance& w : s.worst) add(w.path);
+    for (const SummaryOmpBarrier& b : s.openmp.barriers) add(b.path);
+    for (const SummaryWhatIfCallpath& c : s.what_if.callpaths) add(c.path);
+    for (const SummaryWhatIfScenario& sc : s.what_if.scenarios)
+      for (const auto& c : sc.critical_path) add(c.path);
+  }
+
+  /// `path` (one of those the text shows) in about `width` characters.
+  const std::string& operator()(const std::string& path, std::size_t width) const {
+    auto& texts = by_width_[width];
+    if (texts.empty()) {
+      const std::vector<std::string> shortened = shorten_callpaths(paths_, width);
+      for (std::size_t i = 0; i < paths_.size(); ++i) texts[paths_[i]] = shortened[i];
+    }
+    auto it = texts.find(path);
+    if (it == texts.end()) it = texts.emplace(path, shorten_callpath(path, width)).first;
+    return it->second;
+  }
+
+ private:
+  void add(const std::string& path) {
+    if (seen_.insert(path).second) paths_.push_back(path);
+  }
+  std::vector<std::string> paths_;
+  std::set<std::string> seen_;
+  mutable std::map<std::size_t, std::map<std::string, std::string>> by_width_;
+};
 
 std::string pad(const std::string& s, std::size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+/// A table's call-path column: `text` padded to `width`, or, when it does not fit, the rest of
+/// the row on the next line below the following columns (`before`: the line's width up to it).
+std::string path_cell(const std::string& text, std::size_t width, std::size_t before) {
+  if (text.size() < width) return pad(text, width);
+  return text + "\n" + std::string(before + width, ' ');
 }
 
 /// True for "s", "ms", "us", "%" (and with trailing punctuation, "s),"): a unit that must stay
@@ -134,7 +174,7 @@ std::string changes_text(const SummaryWhatIfScenario& sc) {
 
 /// The "What if" block: the top call paths' gains beside their critical-path time and
 /// imbalance, other near-critical call paths, and the user's scenario.
-std::string what_if_text(const Summary& s) {
+std::string what_if_text(const Summary& s, const ShownPaths& shown) {
   const SummaryWhatIf& w = s.what_if;
   if (!w.computed) return "";
   std::string out = "\nWhat if (re-timed replay of the run; runtime " + seconds(w.runtime) +
@@ -146,19 +186,19 @@ std::string what_if_text(const Summary& s) {
   for (const SummaryWhatIfCallpath& c : w.callpaths) {
     if (!c.has_gains) {
       if (shown_others++ < 3)
-        others += (others.empty() ? "" : ", ") + short_path(c.path, 30) + " " +
+        others += (others.empty() ? "" : ", ") + shown(c.path, 30) + " " +
                   seconds(c.near_critical);
       continue;
     }
     if (!any) {
-      out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("imbalance", 10, true) +
-             pad("zeroed", 10, true) + pad("balanced", 10, true) + pad("rebalanced", 11, true) +
+      out += "  " + pad("call path", 30) + pad("on path", 10, true) + pad("imbalance", 10, true) +
+             pad("zeroed", 11, true) + pad("balanced", 11, true) + pad("rebalanced", 11, true) +
              pad("near-crit", 10, true) + "\n";
       any = true;
     }
-    out += "  " + pad(short_path(c.path, 27), 28) + pad(seconds(c.critical_path), 10, true) +
-           pad(seconds(c.imbalance), 10, true) + pad(seconds(c.zeroing_gain), 10, true) +
-           pad(seconds(c.balance_gain), 10, true) + pad(seconds(c.rebalance_gain), 11, true) +
+    out += "  " + path_cell(shown(c.path, 29), 30, 2) + pad(seconds(c.critical_path), 10, true) +
+           pad(seconds(c.imbalance), 10, true) + pad(seconds(c.zeroing_gain), 11, true) +
+           pad(seconds(c.balance_gain), 11, true) + pad(seconds(c.rebalance_gain), 11, true) +
            pad(seconds(c.near_critical), 10, true) + "\n";
   }
   if (any)
@@ -177,7 +217,7 @@ std::string what_if_text(const Summary& s) {
     if (!sc.critical_path.empty()) {
       text += "; its critical path:";
       for (std::size_t i = 0; i < sc.critical_path.size(); ++i)
-        text += std::string(i ? "," : "") + " " + short_path(sc.critical_path[i].path, 30) + " " +
+        text += std::string(i ? "," : "") + " " + shown(sc.critical_path[i].path, 30) + " " +
                 percent(sc.critical_path[i].share);
     }
     out += wrap("  scenario " + changes_text(sc) + ": ", text);
@@ -224,6 +264,7 @@ std::string what_if_json(const SummaryWhatIf& w) {
 }  // namespace
 
 std::string summary_text(const Summary& s) {
+  const ShownPaths paths(s);
   std::string out;
   out += "cpreplay summary: " + s.trace + "\n";
   // Hybrid traces: the thread count is in the OpenMP section's title (the line stays within
@@ -291,21 +332,21 @@ std::string summary_text(const Summary& s) {
     for (const SummaryOmpBarrier& b : o.barriers) {
       std::string slow;
       for (const std::string& k : b.last_to_arrive) slow += (slow.empty() ? "" : ", ") + k;
-      out += wrap("  barrier " + short_path(b.path, 40) + " " + seconds(b.seconds) + ": ",
+      out += wrap("  barrier " + paths(b.path, 40) + " " + seconds(b.seconds) + ": ",
                   b.construct + (slow.empty() ? std::string() : "; last to arrive " + slow));
     }
   }
   // Hybrid traces: every thread is a location of the table (docs/json-schema.md).
   const std::string per = s.openmp.hybrid ? "thread" : "rank";
   out += "\nCritical path: where the runtime goes (top call paths)\n";
-  out += "  " + pad("call path", 28) + pad("on path", 10, true) + pad("share", 8, true) +
+  out += "  " + pad("call path", 30) + pad("on path", 10, true) + pad("share", 8, true) +
          pad("imbalance", 11, true) + pad("of path", 9, true) + pad("of avg", 8, true) +
          pad("max-avg", 10, true) + pad("total time", 12, true) + "\n";
   std::size_t shown = 0;
   for (const SummaryCallpath& c : s.callpaths) {
     if (shown == 8 || c.critical_path_share < 0.001) break;
     ++shown;
-    out += "  " + pad(short_path(c.path, 27), 28) + pad(seconds(c.critical_path), 10, true) +
+    out += "  " + path_cell(paths(c.path, 29), 30, 2) + pad(seconds(c.critical_path), 10, true) +
            pad(percent(c.critical_path_share), 8, true) + pad(seconds(c.imbalance), 11, true) +
            pad(percent(c.imbalance_share), 9, true) + pad(percent(c.imbalance_percent), 8, true) +
            pad(seconds(c.profile_imbalance), 10, true) + pad(seconds(c.time_total), 12, true) +
@@ -322,7 +363,7 @@ std::string summary_text(const Summary& s) {
       const SummaryWaitMetric& w = s.waits[i];
       std::string where;
       for (const auto& c : w.callpaths)
-        where += (where.empty() ? "" : ", ") + short_path(c.path, 30) + " " + seconds(c.seconds);
+        where += (where.empty() ? "" : ", ") + paths(c.path, 30) + " " + seconds(c.seconds);
       out += wrap("  " + pad(w.name, 26) + pad(seconds(w.seconds), 10, true) +
                       pad(percent(w.share), 8, true) + "  ",
                   "in " + where);
@@ -333,7 +374,7 @@ std::string summary_text(const Summary& s) {
           if (c.short_term > 0.0) amounts = seconds(c.short_term) + " direct";
           if (c.long_term > 0.0)
             amounts += (amounts.empty() ? "" : ", ") + seconds(c.long_term) + " through other waits";
-          causes += (causes.empty() ? "" : "; ") + short_path(c.path, 30) + " on " +
+          causes += (causes.empty() ? "" : "; ") + paths(c.path, 30) + " on " +
                     c.rank_names + " (" + amounts + ")";
         }
         out += wrap("      caused by ", causes);
@@ -375,7 +416,7 @@ std::string summary_text(const Summary& s) {
            pad(percent(im.non_critical_path_activities / im.total), 9, true) + "\n";
   }
 
-  out += what_if_text(s);
+  out += what_if_text(s, paths);
 
   if (!s.findings.empty()) {
     out += "\nFindings\n";
@@ -387,7 +428,7 @@ std::string summary_text(const Summary& s) {
     out += "  " + pad("wait state", 26) + pad("call path", 30) + pad("rank", 6, true) +
            pad("start", 14, true) + pad("duration", 12, true) + "\n";
     for (const SummaryWaitInstance& w : s.worst)
-      out += "  " + pad(w.name, 26) + pad(short_path(w.path, 29), 30) +
+      out += "  " + pad(w.name, 26) + path_cell(paths(w.path, 29), 30, 28) +
              pad(std::to_string(w.rank), 6, true) + pad(format("%.6f s", w.start), 14, true) +
              pad(seconds(w.duration), 12, true) + "\n";
   }

@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "cpreplay/names.hpp"
+
 namespace cpreplay::io {
 namespace {
 
@@ -89,24 +91,31 @@ std::string TimelineFormat::quote(const std::string& text) {
 }
 
 TimelineFormat::TimelineFormat(const Definitions& defs, const CallTree& tree) {
+  // Event names: the regions' demangled names, shortened where long (never two alike); the
+  // stack frames hold them whole, once per call path.
+  std::vector<std::string> regions(defs.regions.size());
+  for (std::size_t r = 0; r < regions.size(); ++r) regions[r] = demangle(defs.regions[r].name);
+  const std::vector<std::string> shown = shorten_names(regions, kNameWidth);
   const std::size_t n = tree.size();
   name_.resize(n);
-  path_.resize(n);
-  std::vector<std::string> raw(n);  // parents have smaller ids than their children
+  frames_ = "\"stackFrames\":{";
   for (std::size_t c = 0; c < n; ++c) {
     const CallTree::Node& node = tree.node(CallpathId{static_cast<std::uint32_t>(c)});
-    const std::string& region = node.region.value < defs.regions.size()
-                                    ? defs.regions[node.region.value].name
-                                    : std::string("(unknown)");
-    raw[c] = node.parent.valid() && node.parent.value < c ? raw[node.parent.value] + "/" + region
-                                                          : region;
-    name_[c] = "\"name\":" + quote(region);
-    path_[c] = "\"path\":" + quote(raw[c]);
+    const bool known = node.region.value < regions.size();
+    const std::string& region = known ? regions[node.region.value] : std::string("(unknown)");
+    name_[c] = "\"name\":" + quote(known ? shown[node.region.value] : region);
+    frames_ += (c ? ",\n\"" : "\n\"") + std::to_string(c) + "\":{\"name\":" + quote(region);
+    if (node.parent.valid() && node.parent.value < c)
+      frames_ += ",\"parent\":\"" + std::to_string(node.parent.value) + "\"";
+    frames_ += "}";
   }
+  frames_ += "\n}";
 }
 
-const std::string& TimelineFormat::path_args(std::uint32_t callpath) const {
-  return callpath < path_.size() ? path_[callpath] : unknown_path_;
+void TimelineFormat::append_frame(std::string& out, std::uint32_t callpath) const {
+  if (callpath >= name_.size()) return;
+  out += ",\"sf\":";
+  append_uint(out, callpath);
 }
 
 std::string TimelineFormat::header(int pid, const std::string& process_name, int sort_index) {
@@ -115,8 +124,9 @@ std::string TimelineFormat::header(int pid, const std::string& process_name, int
   return "{\"traceEvents\":[\n" + first.substr(2);  // the first event has no leading comma
 }
 
-std::string TimelineFormat::footer(const std::vector<std::pair<std::string, std::string>>& other) {
-  std::string out = "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{";
+std::string TimelineFormat::footer(
+    const std::vector<std::pair<std::string, std::string>>& other) const {
+  std::string out = "\n],\n" + frames_ + ",\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{";
   for (std::size_t i = 0; i < other.size(); ++i)
     out += (i ? ",\n" : "\n") + quote(other[i].first) + ":" + other[i].second;
   return out + "\n}}\n";
@@ -127,9 +137,8 @@ void TimelineFormat::activity(std::string& out, int pid, int tid, std::uint64_t 
   complete_head(out, pid, tid, ts_ns, dur_ns);
   out += ',';
   out += callpath < name_.size() ? name_[callpath] : unknown_name_;
-  out += ",\"args\":{";
-  out += path_args(callpath);
-  out += "}}";
+  append_frame(out, callpath);
+  out += '}';
 }
 
 void TimelineFormat::wait_state(std::string& out, int pid, int tid, std::uint64_t ts_ns,
@@ -139,13 +148,12 @@ void TimelineFormat::wait_state(std::string& out, int pid, int tid, std::uint64_
   complete_head(out, pid, tid, ts_ns, dur_ns);
   out += ",\"name\":\"";
   out += name;  // a metric's display name: plain ASCII
-  out += partner_is_thread ? "\",\"args\":{\"partner_thread\":"
-                           : "\",\"args\":{\"partner_rank\":";
+  out += '"';
+  append_frame(out, callpath);
+  out += partner_is_thread ? ",\"args\":{\"partner_thread\":" : ",\"args\":{\"partner_rank\":";
   append_int(out, partner);
   out += ",\"waiting_time_s\":";
   append_double(out, wait_s);
-  out += ',';
-  out += path_args(callpath);
   out += "}}";
 }
 
@@ -159,14 +167,14 @@ void TimelineFormat::stretch(std::string& out, int pid, int tid, int rank, int t
     out += " thread ";
     append_int(out, thread);
   }
-  out += "\",\"args\":{\"rank\":";
+  out += '"';
+  append_frame(out, callpath);
+  out += ",\"args\":{\"rank\":";
   append_int(out, rank);
   if (thread >= 0) {
     out += ",\"thread\":";
     append_int(out, thread);
   }
-  out += ',';
-  out += path_args(callpath);
   out += "}}";
 }
 

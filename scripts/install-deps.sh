@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs everything cpreplay needs to build and test, from Debian's packages (run as root).
 # usage: install-deps.sh [--with-browser]
-#   --with-browser: also Chromium, for the test that opens the --overview SVG in a real browser
-#   (it skips without one; Chromium is large, so the default set-up leaves it out).
+#   --with-browser: also Chromium, for the test that opens the --overview SVG in a real browser,
+#   and npm with speedscope (in ~/.cache/cpreplay/speedscope, outside the source tree), for the
+#   test that opens the --timeline of ../shared/real in it (both skip without them; Chromium is
+#   large, so the default set-up leaves it out).
 set -euo pipefail
 packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-program-options-dev
           libgtest-dev zlib1g-dev cmake g++ make python3
           lmod man-db)  # the installed-tree test loads the module file and looks up the man page
 for arg in "$@"; do
   case "$arg" in
-    --with-browser) packages+=(chromium) ;;
+    --with-browser) packages+=(chromium npm); viewer=1 ;;
     *) echo "usage: install-deps.sh [--with-browser]" >&2; exit 2 ;;
   esac
 done
@@ -21,4 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ "${viewer:-0}" = 1 ] && [ ! -f "$HOME/.cache/cpreplay/speedscope/node_modules/speedscope/dist/release/index.html" ]; then
+  npm install --no-audit --no-fund --prefix "$HOME/.cache/cpreplay/speedscope" speedscope@1.25.0
 fi

@@ -114,8 +114,8 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
       ("count-ranks", po::bool_switch(&s.count_ranks),
        "print the number of MPI ranks in the trace and exit (runs without mpirun)")
       ("count-events", po::bool_switch(&s.count_events),
-       "print the number of event records the trace's definitions announce, all ranks "
-       "together, and exit (runs without mpirun; for sizing jobs)")
+       "print the number of event records the trace's definitions announce, every thread of "
+       "every rank together, and exit (runs without mpirun; for sizing jobs)")
       ("no-rootcause", po::bool_switch(&s.no_root_cause),
        "skip the root-cause analysis (delay costs, direct/indirect and propagating/terminal "
        "wait states), as Scalasca's --no-rootcause; their metrics stay empty")
@@ -126,7 +126,7 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "also write the run as a timeline to FILE.json (Chrome trace events: open it in "
        "Perfetto or chrome://tracing), with the critical path and the wait states")
       ("timeline-max-events", po::value(&max_events),
-       "at most N timeline events (default 2000000): shorter region visits are merged into "
+       "at most N timeline events (default 300000): shorter region visits are merged into "
        "their parents, the critical path and the longest wait states are kept")
       ("overview", po::value(&s.overview),
        "also draw the run as one SVG picture to FILE.svg: ranks by time, coloured by call "

@@ -95,9 +95,13 @@ class Pipeline {
       if (world_.rank() != 0) return false;
       if (settings_.count_ranks) std::printf("%d\n", defs_.ranks());
       if (settings_.count_events) {
-        // What each rank's location announces (Score-P counts its records): for sizing jobs.
+        // What every location announces (Score-P counts its records): for sizing jobs. Every
+        // thread of a hybrid rank is read and held by the process that holds the rank.
         std::uint64_t events = 0;
-        for (const Process& p : defs_.processes) events += p.events;
+        for (const Process& p : defs_.processes) {
+          events += p.events;
+          for (const WorkerThread& w : p.workers) events += w.events;
+        }
         std::printf("%llu\n", static_cast<unsigned long long>(events));
       }
       return false;

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "analysis/profile.hpp"
+#include "cpreplay/names.hpp"
 
 namespace cpreplay::tools {
 
@@ -42,8 +43,10 @@ io::CubeReportDef make_report_def(const Definitions& defs, const CallTree& tree,
   }
   for (const Region& r : defs.regions) {
     io::CubeRegionDef rd;
-    rd.name = r.name;
-    rd.mangled_name = r.canonical_name;
+    // As Score-P writes a region it could demangle: the demangled name, and the trace's
+    // (canonical) name in mangled_name (docs/cube-report.md).
+    rd.name = demangle(r.name);
+    rd.mangled_name = r.canonical_name.empty() ? r.name : r.canonical_name;
     rd.mod = r.file;
     rd.paradigm = paradigm_name(r.paradigm);
     rd.role = role_name(r.role);

@@ -10,6 +10,7 @@
 #include "analysis/overview.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/timeline.hpp"
+#include "cpreplay/names.hpp"
 #include "io/output_file.hpp"
 #include "io/overview_svg.hpp"
 #include "io/timeline_writer.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 constexpr std::size_t kOverviewBins = 500;  // 2 px each across the 1000 px plot
 constexpr std::size_t kOverviewPaths = 8;
+constexpr std::size_t kLegendPathWidth = 100;  // characters; the legend is 1160 px wide
 constexpr std::size_t kChunkBytes = std::size_t{1} << 19;  // per MPI message of the stream
 constexpr std::size_t kEventsPerStep = 4096;
 constexpr int kBinsTag = 7504;
@@ -239,12 +241,17 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
       spec.bins = layout.bins;
       spec.run_seconds = static_cast<double>(run_ns) / 1e9;
       spec.title = title;
+      // The legend's call paths shortened as the summary's (never two alike).
+      std::vector<std::string> paths;
+      for (const std::uint32_t c : layout.top)
+        paths.push_back(analysis::callpath_name(defs, tree, c));
+      const std::vector<std::string> shown = shorten_callpaths(paths, kLegendPathWidth);
       for (std::size_t k = 0; k < layout.top.size(); ++k) {
         char share[48];
         std::snprintf(
             share, sizeof share, " (%.1f %% of all time)",
             layout.total_time > 0.0 ? 100.0 * layout.top_time[k] / layout.total_time : 0.0);
-        spec.legend.push_back(analysis::callpath_name(defs, tree, layout.top[k]) + share);
+        spec.legend.push_back(shown[k] + share);
       }
       svg = std::make_unique<io::OverviewSvg>(out.overview, spec);
     }
@@ -419,7 +426,7 @@ ViewReport export_views(const replay::World& world, const ViewOutputs& out, cons
           {"note", io::TimelineFormat::quote(report.reduction.empty()
                                                  ? "every region visit and wait state is included"
                                                  : report.reduction)}};
-      json->write(io::TimelineFormat::footer(other));
+      json->write(format->footer(other));
       json->commit();
     }
     if (svg) svg->commit();

@@ -151,9 +151,9 @@ TEST(WhatIfOpenMp, SlowLoopThread_HalvedAndZeroedLoopBodyHandComputed) {
     // 0's thread 1: 1.2 s), not the masters' only.
     const std::size_t block = a.run.out.find("What if (");
     ASSERT_NE(block, std::string::npos) << a.run.out;
-    const std::size_t row = a.run.out.find("\n  .../loop_body ", block);
+    const std::size_t row = a.run.out.find("\n  main/.../loop_body ", block);
     ASSERT_NE(row, std::string::npos) << a.run.out;
-    EXPECT_EQ(a.run.out.substr(row + 1 + 30, 10), "    1.20 s") << a.run.out;
+    EXPECT_EQ(a.run.out.substr(row + 1 + 32, 10), "    1.20 s") << a.run.out;
     EXPECT_NEAR(user_scenario(a)["runtime_s"].number, 3.0, kTol);
     EXPECT_NEAR(scenario_path(a, "sim.exe/main"), 1.5, kTol);
     EXPECT_NEAR(scenario_path(a, kBody), 0.6, kTol);

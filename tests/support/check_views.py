@@ -3,7 +3,12 @@
 # (Python's json without NaN/Infinity or duplicate keys, expat for XML) and prints what the
 # tests assert on as JSON. Exit 1 with one line on stderr when a rule is broken.
 #
-# usage: check_views.py timeline FILE.json | check_views.py svg FILE.svg
+# usage: check_views.py timeline FILE.json[.gz] | check_views.py svg FILE.svg
+#
+# Timeline events name their call path by stack frame ("sf", the Trace Event Format's
+# stackFrames: each call path once, {"name": region, "parent": id}); the facts printed give
+# each such event args.path, the path's names from the root joined by '/'.
+import gzip
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -28,8 +33,12 @@ def no_duplicates(pairs):
 
 
 def check_timeline(path):
-    with open(path, "rb") as f:
-        raw = f.read()
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
+        fail("%s cannot be read: %s" % (path, e))
     try:
         text = raw.decode("utf-8")  # strict: invalid UTF-8 is an error
         doc = json.loads(text, parse_constant=reject_constant, object_pairs_hook=no_duplicates)
@@ -39,6 +48,28 @@ def check_timeline(path):
         fail("no traceEvents array")
     if doc.get("displayTimeUnit") not in ("ms", "ns"):
         fail("displayTimeUnit must be \"ms\" or \"ns\"")
+    frames = doc.get("stackFrames", {})
+    if not isinstance(frames, dict):
+        fail("stackFrames is not an object")
+    for key, frame in frames.items():
+        if not key.isdigit() or not isinstance(frame, dict) or \
+                not isinstance(frame.get("name"), str) or set(frame) - {"name", "parent"}:
+            fail("stack frame %r is not {name, parent}" % key)
+        if "parent" in frame and (not isinstance(frame["parent"], str) or
+                                  frame["parent"] not in frames or
+                                  int(frame["parent"]) >= int(key)):
+            fail("stack frame %r: parent %r is not an earlier frame" % (key, frame.get("parent")))
+    paths = {}
+
+    def frame_path(key):  # parents have smaller ids: resolved in id order, no recursion
+        if key not in paths:
+            chain = [key]
+            while "parent" in frames[chain[-1]] and frames[chain[-1]]["parent"] not in paths:
+                chain.append(frames[chain[-1]]["parent"])
+            for k in reversed(chain):
+                parent = frames[k].get("parent")
+                paths[k] = (paths[parent] + "/" if parent is not None else "") + frames[k]["name"]
+        return paths[key]
     events = doc["traceEvents"]
     names = {}      # pid -> process name
     sort_index = {}  # (pid, tid) -> thread_sort_index
@@ -74,6 +105,10 @@ def check_timeline(path):
                 fail("event %d: bad dur" % i)
             if not isinstance(e.get("name"), str):
                 fail("event %d: no name" % i)
+            if "sf" in e:
+                if not isinstance(e["sf"], int) or str(e["sf"]) not in frames:
+                    fail("event %d: sf %r names no stack frame" % (i, e["sf"]))
+                e.setdefault("args", {})["path"] = frame_path(str(e["sf"]))
         elif ph in ("s", "f"):
             key = (e.get("cat"), e.get("name"), e.get("id"))
             slot = flows.setdefault(key, {})
@@ -208,6 +243,19 @@ def check_svg(path):
     if len(area) != 1 or len(lines) != 1:
         fail("expected one plot area and one critical-path line")
     points = [tuple(float(v) for v in p.split(",")) for p in lines[0].get("points").split()]
+    # Every rectangle of a row lies inside the row's band of the plot, and the coloured ones of
+    # one column do not overlap (each a share of the column).
+    areas = {}
+    rows_area = 0.0
+    for g in rows:
+        rects = [r for r in g if r.tag == SVG + "rect"]
+        for r in rects:
+            x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+            if w <= 0 or h <= 0:
+                fail("a row rectangle of no size at x=%s" % r.get("x"))
+            key = "waiting" if r.get("class") == "waiting" else r.get("fill")
+            areas[key] = areas.get(key, 0.0) + w * h
+        rows_area += float(area[0].get("width")) * float(root.get("data-cell-height"))
     row_y = {}
     for g in rows:
         r = [c for c in g if c.tag == SVG + "rect"]
@@ -234,11 +282,18 @@ def check_svg(path):
         "waiting_rects": sum(1 for r in root.iter(SVG + "rect") if r.get("class") == "waiting"),
         "row_fills": [sorted({r.get("fill") for r in g if r.tag == SVG + "rect"
                               and r.get("class") != "waiting"}) for g in rows],
-        # Per row: its coloured runs [x, width, fill] and hatched runs [x, width], left to right.
-        "row_runs": [[[float(r.get("x")), float(r.get("width")), r.get("fill")] for r in g
+        # Per row: its coloured runs [x, width, fill, y, height] and hatched runs
+        # [x, width, y, height], in document order.
+        "row_runs": [[[float(r.get("x")), float(r.get("width")), r.get("fill"),
+                       float(r.get("y")), float(r.get("height"))] for r in g
                       if r.tag == SVG + "rect" and r.get("class") != "waiting"] for g in rows],
-        "row_waiting": [[[float(r.get("x")), float(r.get("width"))] for r in g
+        "row_waiting": [[[float(r.get("x")), float(r.get("width")), float(r.get("y")),
+                          float(r.get("height"))] for r in g
                          if r.tag == SVG + "rect" and r.get("class") == "waiting"] for g in rows],
+        # The rendered areas: per fill colour (the hatch as "waiting"), and of all rows' cells
+        # (plot width x data-cell-height each).
+        "areas": areas,
+        "rows_area": rows_area,
     }
     json.dump(facts, sys.stdout, sort_keys=True)
 

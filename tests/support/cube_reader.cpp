@@ -484,6 +484,7 @@ struct CnodeEntry {
 };
 
 struct Anchor {
+  bool mangled_keys = false;                 // key values by CallpathKey::MangledName
   std::map<long long, MetricEntry> metrics;  // by metric id
   std::vector<CnodeEntry> cnodes;            // by cnode id
   std::vector<std::size_t> roots;            // root cnode ids, document order
@@ -547,7 +548,7 @@ void read_cnode(const XmlNode& node, long long parent, std::vector<CnodeEntry>& 
 
 void read_program(const XmlNode& program, CubeFile& cube, Anchor& anchor, const Failure& fail) {
   struct RegionEntry {
-    std::string name, role, paradigm;
+    std::string name, mangled_name, role, paradigm;
   };
   std::vector<RegionEntry> regions;
   std::vector<bool> region_seen;
@@ -558,7 +559,12 @@ void read_program(const XmlNode& program, CubeFile& cube, Anchor& anchor, const 
       required_attribute(child, "mod", fail);
       integer_attribute(child, "begin", fail);
       integer_attribute(child, "end", fail);
-      RegionEntry r{child_text(child, "name"), child_text(child, "role"),
+      // Cube's Region falls back to the name where mangled_name is absent or empty (CubeW
+      // writes both; Score-P's name is the demangled one when it could demangle).
+      std::string mangled = child_text(child, "mangled_name");
+      std::string name = child_text(child, "name");
+      if (mangled.empty()) mangled = name;
+      RegionEntry r{std::move(name), std::move(mangled), child_text(child, "role"),
                     child_text(child, "paradigm")};
       place(regions, region_seen, id_attribute(child, fail), std::move(r), "region", fail);
     } else if (child.name == "cnode") {
@@ -569,12 +575,15 @@ void read_program(const XmlNode& program, CubeFile& cube, Anchor& anchor, const 
   require_dense(cnode_seen, "cnode", fail);
   for (RegionEntry& r : regions) {
     cube.region_names.push_back(std::move(r.name));
+    cube.region_mangled_names.push_back(std::move(r.mangled_name));
     cube.region_roles.push_back(std::move(r.role));
     cube.region_paradigms.push_back(std::move(r.paradigm));
   }
   // Call paths, root first; an explicit stack keeps deep call trees off the C++ stack.
   std::vector<std::size_t> stack(anchor.roots.rbegin(), anchor.roots.rend());
   std::vector<std::string> parent_path(anchor.cnodes.size());
+  std::vector<std::string> parent_mangled(anchor.cnodes.size());
+  std::vector<std::string> path(anchor.cnodes.size()), mangled(anchor.cnodes.size());
   while (!stack.empty()) {
     const std::size_t id = stack.back();
     stack.pop_back();
@@ -583,13 +592,20 @@ void read_program(const XmlNode& program, CubeFile& cube, Anchor& anchor, const 
       fail("cnode " + std::to_string(id) + " calls unknown region " + std::to_string(c.region));
     }
     const std::string& name = cube.region_names[static_cast<std::size_t>(c.region)];
-    c.path = parent_path[id].empty() ? name : parent_path[id] + "/" + name;
+    const std::string& mname = cube.region_mangled_names[static_cast<std::size_t>(c.region)];
+    path[id] = parent_path[id].empty() ? name : parent_path[id] + "/" + name;
+    mangled[id] = parent_mangled[id].empty() ? mname : parent_mangled[id] + "/" + mname;
     for (auto it = c.children.rbegin(); it != c.children.rend(); ++it) {
-      parent_path[*it] = c.path;
+      parent_path[*it] = path[id];
+      parent_mangled[*it] = mangled[id];
       stack.push_back(*it);
     }
   }
-  for (const CnodeEntry& c : anchor.cnodes) cube.callpaths.push_back(c.path);
+  for (std::size_t id = 0; id < anchor.cnodes.size(); ++id) {
+    anchor.cnodes[id].path = anchor.mangled_keys ? mangled[id] : path[id];
+    cube.callpaths.push_back(path[id]);
+    cube.mangled_callpaths.push_back(mangled[id]);
+  }
 }
 
 struct LocationEntry {
@@ -1036,7 +1052,7 @@ std::vector<std::string> cube_vocabulary_violations(const std::string& path) {
   return violations;
 }
 
-CubeFile read_cube(const std::string& path) {
+CubeFile read_cube(const std::string& path, CallpathKey key) {
   const Failure fail(path);
   const std::vector<TarMember> members = load_archive(path, fail);
   CubeFile cube;
@@ -1047,6 +1063,7 @@ CubeFile read_cube(const std::string& path) {
   }
   const XmlNode root = XmlParser(anchor_member(members, fail), fail).parse_document();
   Anchor anchor;
+  anchor.mangled_keys = key == CallpathKey::MangledName;
   read_anchor(root, cube, anchor, fail);
   // Every report a test reads is also held to the vocabulary of Scalasca's reports: a name
   // outside it, or another case of one, is refused rather than read leniently.

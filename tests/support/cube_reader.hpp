@@ -31,11 +31,16 @@ struct CubeFile {
   /// Per location id: system tree node names from the root joined by '/'
   /// ("machine Linux/node node00").
   std::vector<std::string> system_path;
+  /// Per cnode id: the same from the regions' mangled names (a region's name where it has
+  /// none), as Scalasca's references name call paths of traces without a demangler.
+  std::vector<std::string> mangled_callpaths;
   std::vector<std::string> region_names;      ///< per region id
+  std::vector<std::string> region_mangled_names;  ///< per region id; its name where empty
   std::vector<std::string> region_roles;      ///< per region id
   std::vector<std::string> region_paradigms;  ///< per region id
-  /// metric uniq name -> call path -> value per location id. Only rows present in the file; a
-  /// metric without data files has no entry. INTEGER/UINT64 values are converted to double.
+  /// metric uniq name -> call path (read_cube's CallpathKey) -> value per location id. Only
+  /// rows present in the file; a metric without data files has no entry. INTEGER/UINT64 values
+  /// are converted to double.
   std::map<std::string, std::map<std::string, std::vector<double>>> values;
   std::vector<std::string> member_names;  ///< regular tar members in archive order
 
@@ -46,11 +51,15 @@ struct CubeFile {
   const CubeMetricInfo* metric(const std::string& uniq) const;
 };
 
+/// Which names `CubeFile::values` joins into its call paths: the regions' `name`s, or their
+/// `mangled_name`s (conformance references made from traces whose names are mangled).
+enum class CallpathKey { Name, MangledName };
+
 /// Reads a .cubex (plain or gzip-compressed tar). Throws std::runtime_error naming the file
 /// and the problem on any malformed input. As strict as Cube's clients: `Id` is required on
 /// <systemtreenode>, <locationgroup> and <location>, `id` on <metric>, <region> and <cnode>
 /// (exact case), and the report must pass cube_vocabulary_violations().
-CubeFile read_cube(const std::string& path);
+CubeFile read_cube(const std::string& path, CallpathKey key = CallpathKey::Name);
 
 /// The vocabulary check of docs/cube-report.md: every element and attribute name in the
 /// report's anchor.xml must be one that Scalasca 2.6's scout.cubex (written by CubeW 4.6) uses

@@ -178,8 +178,10 @@ TEST(OverviewSvg, HybridThreadRows_GroupedByRankThePathOnTheThreads) {
 }
 
 // 40 ranks of 4 threads (160 > 128): a row per rank, its threads added up; shares are of the
-// rank's 4 threads: a rank whose master alone works (1 of 4) is coloured, waiting is hatched
-// where it is at least half of the 4 threads' time (2.5 of 4, not 1 of 4).
+// rank's 4 threads: a rank whose master alone works (1 of 4) fills a quarter of its row's
+// height, one whose threads all work fills it; waiting is hatched from the bottom, as tall as
+// its share of the 4 threads' time (2.5 of 4 in the first quarter of the run, 1 of 4 after).
+// Rows of 16 px (640 / 40) draw 15 px; edges are rounded to 0.25 px.
 TEST(OverviewSvg, HybridRankRows_ThreadsAddedUp) {
   TempDir dir;
   const std::string file = dir.path + "/o.svg";
@@ -208,12 +210,28 @@ TEST(OverviewSvg, HybridRankRows_ThreadsAddedUp) {
   ASSERT_EQ(facts["rows"].array.size(), 40u);
   EXPECT_EQ(facts["rows"].array[7].array.size(), 2u);
   EXPECT_EQ(facts["separators"].number, 0);
+  const double x0 = facts["plot_x"].number, w = facts["plot_width"].number;
   for (int r = 0; r < 40; ++r) {
-    ASSERT_EQ(facts["row_runs"].array[r].array.size(), 1u) << r;  // every bin coloured
+    const double top = facts["plot_y"].number + 16.0 * r;
+    const auto& runs = facts["row_runs"].array[r].array;
+    ASSERT_EQ(runs.size(), 1u) << r;  // every bin alike: one rectangle
+    EXPECT_NEAR(runs[0].array[0].number, x0, 0.01);
+    EXPECT_NEAR(runs[0].array[1].number, w, 0.01);
+    EXPECT_NEAR(runs[0].array[3].number, top, 0.01);
+    EXPECT_NEAR(runs[0].array[4].number, r % 2 == 0 ? 3.75 : 15.0, 0.01) << r;
     const auto& hatched = facts["row_waiting"].array[r].array;
-    ASSERT_EQ(hatched.size(), 1u) << r;                            // bin 0 only
-    EXPECT_NEAR(hatched[0].array[1].number, facts["plot_width"].number / 4, 0.01);
+    ASSERT_EQ(hatched.size(), 2u) << r;
+    EXPECT_NEAR(hatched[0].array[1].number, w / 4, 0.01);
+    EXPECT_NEAR(hatched[0].array[3].number, 9.5, 0.01);  // 2.5 / 4 x 15 = 9.375
+    EXPECT_NEAR(hatched[0].array[2].number, top + 15.0 - 9.5, 0.01);
+    EXPECT_NEAR(hatched[1].array[0].number, x0 + w / 4, 0.01);
+    EXPECT_NEAR(hatched[1].array[1].number, 3 * w / 4, 0.01);
+    EXPECT_NEAR(hatched[1].array[3].number, 3.75, 0.01);
   }
+  // Areas: work 1/4 and 4/4 of the rows alternately, waiting (2.5 + 3 x 1) / 16 of each.
+  const double row_area = w * 15.0;
+  EXPECT_NEAR(facts["areas"]["#4e79a7"].number, 20 * row_area * (0.25 + 1.0), 1.0);
+  EXPECT_NEAR(facts["areas"]["waiting"].number, 40 * w / 4 * (9.5 + 3 * 3.75), 1.0);
 }
 
 TEST(OutputFile, Commit_RenamesIntoPlace_DestroyedUncommitted_LeavesNothing) {
