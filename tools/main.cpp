@@ -126,7 +126,7 @@ int parse(int argc, char** argv, Settings& s, bool talk) {
        "also write the run as a timeline to FILE.json (Chrome trace events: open it in "
        "Perfetto or chrome://tracing), with the critical path and the wait states")
       ("timeline-max-events", po::value(&max_events),
-       "at most N timeline events (default 300000): shorter region visits are merged into "
+       "at most N timeline events (default 100000): shorter region visits are merged into "
        "their parents, the critical path and the longest wait states are kept")
       ("overview", po::value(&s.overview),
        "also draw the run as one SVG picture to FILE.svg: ranks by time, coloured by call "

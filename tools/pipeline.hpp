@@ -28,7 +28,7 @@ struct Settings {
   std::size_t window = 4096;  ///< collective instances per reduction, message records per round
   std::string timeline;  ///< --timeline FILE.json (Chrome trace events), empty for none
   std::string overview;  ///< --overview FILE.svg, empty for none
-  std::uint64_t timeline_max_events = 300000;  ///< --timeline-max-events
+  std::uint64_t timeline_max_events = 100000;  ///< --timeline-max-events
   bool no_what_if = false;          ///< --no-what-if: no re-timing replay, no near-critical time
   std::size_t what_if_top = 10;     ///< --what-if-top K
   double near_critical = 0.01;      ///< --near-critical δ (share of the runtime)

@@ -20,7 +20,7 @@ namespace cpreplay::tools {
 struct ViewOutputs {
   std::string timeline;                ///< --timeline FILE.json, empty for none
   std::string overview;                ///< --overview FILE.svg, empty for none
-  std::uint64_t max_events = 300000;  ///< --timeline-max-events
+  std::uint64_t max_events = 100000;  ///< --timeline-max-events
   std::string creator;
 };
 
