@@ -134,6 +134,16 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   const Ticks first = ~ends[0], last = ends[1];
   const double length = last >= first ? static_cast<double>(last - first) : 0.0;
   request.slack_limit = settings.near_critical * length;
+  // The re-timing replay computes with signed 64-bit ticks (replay/rounding.hpp needs |x| <
+  // 2^63): a scenario that could stretch the run past 2^62 ticks is refused, not overflowed.
+  for (const auto& [name, f] : settings.changes) {
+    if (last < first || static_cast<double>(first) + std::max(f, 1.0) * length < 0x1p62) continue;
+    char factor[32], seconds[32];
+    std::snprintf(factor, sizeof factor, "%g", f);
+    std::snprintf(seconds, sizeof seconds, "%g", f * length / tps);
+    throw UsageError("--what-if '" + name + "=" + factor + "': the run would last up to " +
+                     seconds + " s, more than the re-timing replay can represent (2^62 ticks)");
+  }
 
   const replay::RetimeResult r = replay::retime(world, defs, tree, shard, request);
   result.runtime = static_cast<double>(r.runtime[0]) / tps;

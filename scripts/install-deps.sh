@@ -8,7 +8,8 @@
 set -euo pipefail
 packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-program-options-dev
           libgtest-dev zlib1g-dev cmake g++ make python3
-          lmod man-db)  # the installed-tree test loads the module file and looks up the man page
+          lmod man-db   # the installed-tree test loads the module file and looks up the man page
+          clang libclang-rt-dev)  # the fuzz targets: clang's libFuzzer (scripts/test-sanitized.sh)
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium npm); viewer=1 ;;

@@ -599,6 +599,13 @@ TEST(WhatIf, BadInput_NegativeFactor) {
   expect_refused({"--what-if", "a=-1"}, "--what-if 'a=-1': FACTOR must not be negative");
 }
 
+// A factor whose scenario the replay's signed 64-bit ticks cannot hold is refused in one line
+// (it was undefined behaviour: a double beyond 2^63 converted to ticks).
+TEST(WhatIf, BadInput_FactorBeyondTheReplaysRange) {
+  expect_refused({"--what-if", "a=1e18"}, "--what-if 'a=1e+18': the run would last up to ");
+  expect_refused({"--what-if", "a=1e300"}, "--what-if 'a=1e+300': the run would last up to ");
+}
+
 TEST(WhatIf, BadInput_NonNumericFactor) {
   expect_refused({"--what-if", "a=fast"}, "--what-if 'a=fast': FACTOR must be a number");
   expect_refused({"--what-if", "a=nan"}, "--what-if 'a=nan': FACTOR must be a number");

@@ -82,6 +82,21 @@ TEST(Otf2Reader, EnterOfUndefinedRegion_ThrowsTraceErrorNamingEvent) {
       << error;
 }
 
+// Fuzz finding 6 (tests/fuzz/README.md): a timestamp past 2^63 overflowed the what-if's
+// signed ticks; past 2^62 the event file is refused.
+TEST(Otf2Reader, TimestampBeyond2To62_ThrowsTraceErrorNamingEvent) {
+  TempDir tmp;
+  TraceWriter w(1);
+  w.region(0, "main", 1.0, 2.0);
+  w.set_clock_skew(0, 5e9);  // 5e18 ticks (1e9 per second) later
+  w.write((tmp.path() / "a").string());
+  const std::string error = read_error(tmp.path() / "a");
+  // (The writer's own base offset comes on top of the skew.)
+  EXPECT_NE(error.find("traces.otf2: rank 0, event 0: timestamp 5000"), std::string::npos) << error;
+  EXPECT_NE(error.find(" is beyond 2^62 ticks: the event file is damaged"), std::string::npos)
+      << error;
+}
+
 TEST(Otf2Reader, EmptyEventFile_ThrowsDamagedOrTruncatedAfterZeroEvents) {
   TempDir tmp;
   TraceWriter w(1);
