@@ -211,6 +211,16 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   std::uint64_t keys[kMaxPartners];
   std::uint32_t gate_of[kMaxPartners];  // a thread's gate, or kNoLink: a record in inbox_
   Hop hops[kMaxPartners];  // where each partner's time comes from (for the profiled clock)
+  // Ticks every clock is behind a: an event that neither waits nor is changed by a scenario
+  // adds the same ticks to every clock, so they are summed here and added to the S clocks only
+  // before a reads or copies them (integer sums: the same values in any order). A scenario's
+  // changes only add to their clocks, so they go to a directly.
+  Clk lag = 0;
+  auto catch_up = [&] {
+    if (lag == 0) return;
+    for (std::uint32_t c = 0; c < S; ++c) a[c] += lag;
+    lag = 0;
+  };
   while (g.e < g.stop) {
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
@@ -281,19 +291,24 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           partners[np++] = c;
         }
       }
-      if (missing) return moved;
+      if (missing) {
+        catch_up();
+        return moved;
+      }
     }
     // The new times.
     const Clk t = T(e);
     if (np == 0 && thread_ != 0 && e == g.start) {
       // A worker thread's part start replayed without its fork (a stall): its distance to
       // the part's start.
+      lag = 0;
       for (std::uint32_t c = 0; c < S; ++c) a[c] = t - g.base;
     } else if (np == 0) {
       const Clk d = t - g.prev;
-      for (std::uint32_t c = 0; c < S; ++c) a[c] += d;
+      lag += d;
       if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
     } else {
+      catch_up();
       const Clk gap = gap_[sync_.rank(e)];
       Clk* next = tmp_.data();
       for (std::uint32_t c = 0; c < S; ++c) {
@@ -336,15 +351,18 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       }
     }
     if (e == nudge_) ++a[0];
-    if (a[0] != t - g.base && error_.empty()) {
+    if (a[0] + lag != t - g.base && error_.empty()) {
       error_ = defs_.anchor_path + ": " + where() + ", event " + std::to_string(e) +
                ": the re-timing replay with nothing changed moved it by " +
-               std::to_string(a[0] - (t - g.base)) + " ticks";
+               std::to_string(a[0] + lag - (t - g.base)) + " ticks";
       error_time_ = trace_.time[e];
     }
-    if (link != kNoLink && (link & kWrites))
+    if (link != kNoLink && (link & kWrites)) {
+      catch_up();
       master_->gate_write(link & ~kWrites, a, thread_, e);
+    }
     if (e == 0 && thread_ != 0) {
+      catch_up();
       first_clk_.assign(a, a + S);
       first_part_ = g.index;
     }
@@ -352,7 +370,10 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     switch (k) {
       case EventKind::Enter: {
         g.cp = trace_.ref[e];
-        if (mpi_path_[g.cp] && thread_ == 0) std::copy(a, a + S, enter);
+        if (mpi_path_[g.cp] && thread_ == 0) {
+          catch_up();
+          std::copy(a, a + S, enter);
+        }
         const int b = slot_of_[g.cp];
         if (b >= 0) vis[b] = visit_factor(e, b);
         break;
@@ -404,6 +425,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       put(out, c.k);
       put(out, c.local);
       put(out, static_cast<std::uint8_t>(c.source ? 1 : 0));
+      catch_up();
       if (c.source) put_clocks(out, a);
     }
     if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
@@ -411,6 +433,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     ++g.e;
     moved = true;
   }
+  catch_up();
   finish_part(g, slot);
   return moved;
 }
