@@ -146,40 +146,8 @@ class RankRetimer {
   double visit_factor(EventIdx enter, int slot) const;
 
   // ---- Preparation: matching, collective rules, the cut points -------------------------------
-  class MatchSink final : public MessageSink {
-   public:
-    explicit MatchSink(RankRetimer& r) : r_(r) {}
-    void receives(const MatchedRecv* m, std::size_t n, EventIdx) override {
-      for (std::size_t i = 0; i < n; ++i) {
-        r_.recvd_.set(m[i].event);
-        r_.recv_sender_.push_back(m[i].send.event);
-        r_.recv_source_.push_back(r_.peer(m[i].event));
-        r_.ready_.push_back(Ready{m[i].event, m[i].send.call_enter});
-      }
-    }
-    void sends(const MatchedSend* m, std::size_t n, EventIdx) override {
-      for (std::size_t i = 0; i < n; ++i) {
-        r_.sent_.set(m[i].event);
-        r_.send_request_.push_back(m[i].recv.request_event);
-        r_.send_dest_.push_back(r_.peer(m[i].event));
-        EventIdx attach = kNoEvent;
-        if (r_.late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
-          r_.lr_.set(m[i].event);
-          r_.ready_.push_back(Ready{attach, m[i].recv.request_enter});
-        }
-        r_.send_event_.push_back(m[i].event);
-        r_.send_attach_.push_back(attach);
-      }
-    }
-
-   private:
-    RankRetimer& r_;
-  };
-
-  /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
-  /// receive request when its call ends after the request was entered. `attach`: the event the
-  /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
-  bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const;
+  /// (2) The matched messages' tables, from the matching's recorder (emptied).
+  void take_matches(MatchRecorder& m);
 
   /// Segment of event e among the candidate cut points: how many candidate ends are <= e.
   std::size_t candidate_segment(EventIdx e) const {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,15 +127,18 @@ class Retimer {
     std::vector<CollectiveTable>().swap(tables);
     MPI_Allreduce(MPI_IN_PLACE, &complete, 1, MPI_INT, MPI_MIN, world_.comm());
     for (RankRetimer& r : ranks_) r.prepare_messages(complete != 0);
-    // (2) Messages.
+    // (2) Messages: the forward replay's matching where it was kept, else matched here.
     {
-      std::deque<RankRetimer::MatchSink> msinks;
-      std::vector<MessageSink*> sinks;
-      for (RankRetimer& r : ranks_) {
-        msinks.emplace_back(r);
-        sinks.push_back(&msinks.back());
+      std::unique_ptr<RetimeMatches> own;
+      RetimeMatches* matches = req_.matches;
+      if (matches == nullptr) {
+        own = std::make_unique<RetimeMatches>(defs_, shard_);
+        std::vector<MessageSink*> sinks;
+        for (std::size_t i = 0; i < ranks_.size(); ++i) sinks.push_back(own->sink(i));
+        match_messages(world_, defs_, shard_, sinks, req_.tolerate_unmatched, req_.window);
+        matches = own.get();
       }
-      match_messages(world_, defs_, shard_, sinks, req_.tolerate_unmatched, req_.window);
+      for (std::size_t i = 0; i < ranks_.size(); ++i) ranks_[i].take_matches(matches->recorder(i));
     }
     // (3) The candidates a constraint crosses.
     for (RankRetimer& r : ranks_) r.prepare_separate();
@@ -459,6 +463,15 @@ class Retimer {
 };
 
 }  // namespace detail::retiming
+
+RetimeMatches::RetimeMatches(const Definitions& defs, const Shard& shard) {
+  for (const LocalTrace& trace : shard.traces)
+    recorders_.push_back(std::make_unique<detail::retiming::MatchRecorder>(defs, trace));
+}
+
+RetimeMatches::~RetimeMatches() = default;
+
+MessageSink* RetimeMatches::sink(std::size_t i) { return recorders_[i].get(); }
 
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const Shard& shard, const RetimeRequest& request) {

@@ -105,7 +105,62 @@ double RankRetimer::visit_factor(EventIdx enter, int slot) const {
   return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
 }
 
-bool RankRetimer::late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
+MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
+    : defs_(defs), trace_(trace) {
+  sent.resize(trace.size());
+  lr.resize(trace.size());
+  recvd.resize(trace.size());
+  // The size take_matches wants (every message, every collective instance), so that the
+  // table is handed over, not copied; pages not written are not resident.
+  ready.reserve(trace.p2p.size() + trace.coll.size() + 2);
+}
+
+void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
+  for (std::size_t i = 0; i < n; ++i) {
+    recvd.set(m[i].event);
+    recv_sender.push_back(m[i].send.event);
+    recv_source.push_back(peer_rank(defs_, trace_, m[i].event));
+    ready.push_back(Ready{m[i].event, m[i].send.call_enter});
+  }
+}
+
+void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
+  for (std::size_t i = 0; i < n; ++i) {
+    sent.set(m[i].event);
+    send_request.push_back(m[i].recv.request_event);
+    send_dest.push_back(peer_rank(defs_, trace_, m[i].event));
+    EventIdx attach = kNoEvent;
+    if (late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
+      lr.set(m[i].event);
+      ready.push_back(Ready{attach, m[i].recv.request_enter});
+    }
+    send_event.push_back(m[i].event);
+    send_attach.push_back(attach);
+  }
+}
+
+void RankRetimer::take_matches(MatchRecorder& m) {
+  sent_ = std::move(m.sent);
+  lr_ = std::move(m.lr);
+  recvd_ = std::move(m.recvd);
+  send_request_ = std::move(m.send_request);
+  send_dest_ = std::move(m.send_dest);
+  send_event_ = std::move(m.send_event);
+  send_attach_ = std::move(m.send_attach);
+  recv_sender_ = std::move(m.recv_sender);
+  recv_source_ = std::move(m.recv_source);
+  // Room for the collectives' and cuts' entries to come (prepare_finish).
+  const std::size_t want = trace_.p2p.size() + colls_.size() + infos_.size();
+  if (ready_.empty() && m.ready.capacity() >= want) {
+    ready_.swap(m.ready);
+  } else {
+    ready_.reserve(ready_.size() + m.ready.size() + want);
+    ready_.insert(ready_.end(), m.ready.begin(), m.ready.end());
+  }
+  std::vector<Ready>().swap(m.ready);
+}
+
+bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
   EventIdx c = s;
   if (trace_.kind[s] == EventKind::Isend) {
     c = trace_.message(s).partner;
@@ -113,7 +168,7 @@ bool RankRetimer::late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx&
   }
   const EventIdx call = trace_.call_of(c);
   if (call == kNoEvent) return false;
-  const MpiClass cls = call_class(call);
+  const MpiClass cls = defs_.region(trace_.region_of(call)).mpi_class;
   if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
     return false;
   const EventIdx leave = trace_.leave_of(call);
@@ -199,8 +254,7 @@ void RankRetimer::prepare_messages(bool complete) {
     cand_m_.push_back(c->latest_begin);
     disq_.push_back(c->reset_ok ? 0 : 1);
   }
-  // (2) Messages, matched as the forward replay matches them (the driver).
-  ready_.reserve(trace_.p2p.size() + colls_.size() + infos_.size());
+  // (2) Messages, matched as the forward replay matches them (the driver; take_matches).
 }
 
 void RankRetimer::prepare_separate() {

@@ -13,6 +13,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "replay/messages.hpp"
 #include "replay/retime.hpp"
 
 namespace cpreplay::replay::detail::retiming {
@@ -247,6 +248,36 @@ struct Ready {
 };
 #pragma pack(pop)
 static_assert(sizeof(Ready) == 12, "Ready is held per synchronization");
+
+/// What the re-timing replay keeps of one rank's message matching, taken as the matching hands
+/// the messages over (the forward replay's, RetimeMatches, or the what-if phase's own); a
+/// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
+class MatchRecorder final : public MessageSink {
+ public:
+  MatchRecorder(const Definitions& defs, const LocalTrace& trace);
+  void receives(const MatchedRecv* m, std::size_t n, EventIdx) override;
+  void sends(const MatchedSend* m, std::size_t n, EventIdx) override;
+
+  EventBits sent;   ///< matched sends
+  std::vector<EventIdx> send_request;  ///< per matched send: the receiver's request event
+  std::vector<Rank> send_dest;         ///< per matched send: the receiver
+  std::vector<EventIdx> send_event;    ///< per matched send: its event
+  std::vector<EventIdx> send_attach;   ///< per matched send: its binding completion, or kNoEvent
+  EventBits lr;     ///< matched sends whose completion waits for the receiver (Late Receiver)
+  EventBits recvd;  ///< matched receive completions
+  std::vector<EventIdx> recv_sender;  ///< per matched receive: the sender's send event
+  std::vector<Rank> recv_source;      ///< per matched receive: the sender
+  std::vector<Ready> ready;  ///< what each receive and Late Receiver completion waits for
+
+ private:
+  /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
+  /// receive request when its call ends after the request was entered. `attach`: the event the
+  /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
+  bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const;
+
+  const Definitions& defs_;
+  const LocalTrace& trace_;
+};
 
 /// One gate, on the master. 20 B per OpenMP synchronization.
 struct Gate {
