@@ -87,6 +87,7 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   replay::RetimeRequest request;
   request.window = settings.window;
   request.tolerate_unmatched = settings.partial;
+  request.matches = settings.matches;
   for (std::size_t k = 0; k < K; ++k) {
     const std::uint32_t c = top[k];
     request.changes.push_back({static_cast<std::uint32_t>(1 + k), c,

@@ -15,6 +15,7 @@
 #include "cpreplay/events.hpp"
 #include "cpreplay/shard.hpp"
 #include "cpreplay/summary.hpp"
+#include "replay/retime.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::analysis {
@@ -26,6 +27,8 @@ struct WhatIfSettings {
   std::vector<std::pair<std::string, double>> changes;
   std::size_t window = 4096;     ///< --window: parts of the run replayed at a time
   bool partial = false;          ///< --partial: unmatched messages carry no constraint
+  /// The forward replay's message matching, kept for the re-timing replay (taken over), or null.
+  replay::RetimeMatches* matches = nullptr;
 };
 
 /// What the replay found, identical on every rank. Seconds.

@@ -5,14 +5,38 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 #include "cpreplay/shard.hpp"
+#include "replay/messages.hpp"
 #include "replay/world.hpp"
 
 namespace cpreplay::replay {
+
+namespace detail::retiming {
+class MatchRecorder;
+}
+
+/// The forward replay's message matching, kept for the re-timing replay so that the what-if
+/// phase does not match the messages again (RetimeRequest::matches): one sink per held rank,
+/// to be given to match_messages beside the wait-state passes'.
+class RetimeMatches {
+ public:
+  RetimeMatches(const Definitions& defs, const Shard& shard);
+  ~RetimeMatches();
+  RetimeMatches(const RetimeMatches&) = delete;
+  RetimeMatches& operator=(const RetimeMatches&) = delete;
+
+  /// The sink of the i-th held rank (Shard::traces order).
+  MessageSink* sink(std::size_t i);
+  detail::retiming::MatchRecorder& recorder(std::size_t i) { return *recorders_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<detail::retiming::MatchRecorder>> recorders_;
+};
 
 /// How one scenario changes the exclusive time of one call path (the activities whose innermost
 /// open region is that call path: the time between two consecutive events). Only non-waiting
@@ -39,6 +63,9 @@ struct RetimeRequest {
   int path_clock = -1;
   std::size_t window = 4096;  ///< --window: window / 4 parts of the run replayed at a time
   bool tolerate_unmatched = false;  ///< --partial: unmatched messages carry no constraint
+  /// The forward replay's matching of the same traces (its tables are taken over), or null:
+  /// the re-timing replay matches the messages itself.
+  RetimeMatches* matches = nullptr;
   /// Hybrid traces: per call path, 1 where its region is an OpenMP barrier (explicit or
   /// implicit; the analysis layer recognises them by name, as PEARL does). Their instances
   /// synchronize a thread team. Empty: no OpenMP barriers.

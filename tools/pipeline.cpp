@@ -57,6 +57,25 @@ std::uint64_t sum_over_ranks(const replay::World& world, std::uint64_t v) {
   return total;
 }
 
+/// Hands each round's matched messages to two sinks (the wait-state pass and the what-if's
+/// record of the matching).
+class TeeSink final : public replay::MessageSink {
+ public:
+  TeeSink(replay::MessageSink* a, replay::MessageSink* b) : a_(a), b_(b) {}
+  void receives(const replay::MatchedRecv* m, std::size_t n, EventIdx done) override {
+    a_->receives(m, n, done);
+    b_->receives(m, n, done);
+  }
+  void sends(const replay::MatchedSend* m, std::size_t n, EventIdx done) override {
+    a_->sends(m, n, done);
+    b_->sends(m, n, done);
+  }
+
+ private:
+  replay::MessageSink* a_;
+  replay::MessageSink* b_;
+};
+
 /// The state the stages hand to each other. Every stage is collective on world; errors inside
 /// them surface through World::agree, so all ranks stop at the same boundary.
 class Pipeline {
@@ -224,12 +243,20 @@ class Pipeline {
       std::vector<replay::MessageTable>().swap(messages_);
     } else {
       // Collective timings and matched messages go into each rank's wait-state pass window by
-      // window and round by round; neither is kept.
+      // window and round by round; neither is kept, but for what the what-if phase's re-timing
+      // replay needs of the matching (replay::RetimeMatches: it would match them again).
       std::vector<std::unique_ptr<analysis::WaitStatePass>> passes;
       std::vector<replay::MessageSink*> sinks;
+      std::vector<std::unique_ptr<TeeSink>> tees;
+      if (!settings_.no_what_if && !settings_.partial)
+        retime_matches_ = std::make_unique<replay::RetimeMatches>(defs_, shard_);
       for (std::size_t i = 0; i < shard_.size(); ++i) {
         passes.push_back(std::make_unique<analysis::WaitStatePass>(defs_, shard_.traces[i], sev_[i]));
         sinks.push_back(passes.back().get());
+        if (retime_matches_) {
+          tees.push_back(std::make_unique<TeeSink>(sinks.back(), retime_matches_->sink(i)));
+          sinks.back() = tees.back().get();
+        }
       }
       reduce_collectives(&passes);
       world_.agree([&] {
@@ -313,6 +340,7 @@ class Pipeline {
                                         what_if_settings());
     });
     what_if_ran_ = true;
+    retime_matches_.reset();
     release_free_memory();
     std::string detail = std::to_string(what_if_.clocks) + " clocks, " +
                          std::to_string(what_if_.parts) + " parts, " +
@@ -453,6 +481,7 @@ class Pipeline {
     w.changes = settings_.what_if;
     w.window = settings_.window;
     w.partial = settings_.partial;
+    w.matches = retime_matches_.get();
     return w;
   }
 
@@ -565,6 +594,9 @@ class Pipeline {
   const std::string output_;
   std::unique_ptr<EarlyTrace> early_;  ///< read while MPI started; gone after the events stage
   std::unique_ptr<io::CubeWriter> writer_;  // rank 0 only
+  /// The forward replay's matching as the what-if phase needs it, or null (--no-what-if; with
+  /// --partial or --time-correct the what-if phase matches the messages itself).
+  std::unique_ptr<replay::RetimeMatches> retime_matches_;
   Definitions defs_;
   /// The trace ranks this process analyzes and their events.
   Shard shard_;

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Re-timing replay, backward slack: each event's latest time in the unchanged run that keeps
+// the run's length, part by part from the end, with the records that carry it back to the
+// partners; activities within the slack limit are summed per call path.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "replay/rank_retimer.hpp"
+
+namespace cpreplay::replay::detail::retiming {
+
+void RankRetimer::backward_begin() {
+  near_critical_.assign(tree_.size(), 0);
+  if (!team_.empty()) gates_backward_begin();
+  // Hosts answer at once where no binding member covers a source.
+  for (auto& [key, h] : hosted_)
+    host_reply_backward(h, static_cast<std::uint32_t>(key >> 32),
+                        static_cast<std::uint32_t>(key));
+}
+
+void RankRetimer::backward_window(std::size_t w0, std::size_t w1) {
+  parts_.assign(w1 - w0, Part{});
+  for (std::size_t i = 0; i < parts_.size(); ++i) start_backward(parts_[i], w0 + i);
+}
+
+bool RankRetimer::backward_round(bool& unfinished) {
+  bool moved = false;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    Part& g = parts_[i];
+    if (team_.empty()) {
+      if (g.done) continue;
+      moved |= backward_step(g);
+      if (!g.done) unfinished = true;
+      continue;
+    }
+    // As forward: the rank's threads in turn until none moves.
+    for (bool any = true; any;) {
+      any = !g.done && backward_step(g);
+      for (RankRetimer* w : team_)
+        if (!w->parts_[i].done) any = w->backward_step(w->parts_[i]) || any;
+      moved = moved || any;
+    }
+    if (!g.done) unfinished = true;
+    for (const RankRetimer* w : team_)
+      if (!w->parts_[i].done) unfinished = true;
+  }
+  return moved;
+}
+
+void RankRetimer::release_backward() {
+  for (Part& g : parts_)
+    if (!g.done && g.released != g.e) {
+      g.released = g.e;
+      ++released_;
+    }
+}
+
+void RankRetimer::start_backward(Part& g, std::size_t s) {
+  g.index = static_cast<std::uint32_t>(s);
+  g.start = part_start(s);
+  g.stop = part_stop(s);
+  if (g.start >= g.stop) {
+    g.done = true;
+    return;
+  }
+  g.e = g.stop - 1;
+  // The cut that ends the part: every rank's begin may come as late as the latest one did
+  // (that begin is on the critical path). The last part ends with the run. A worker
+  // thread's events of the part come before its master's part of the cut.
+  g.L = s < reset_m_.size() ? reset_m_[s] : t_max_;
+  g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
+}
+
+bool RankRetimer::backward_step(Part& g) {
+  bool moved = false;
+  for (;;) {
+    const EventIdx e = g.e;
+    const EventKind k = trace_.kind[e];
+    const std::uint32_t link = link_of(e);
+    // The collective whose begin e may be: the first entry ending after e.
+    const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
+                                        colls_[g.cc].source && colls_[g.cc].type != Bind::Reset
+                                    ? &colls_[g.cc]
+                                    : nullptr;
+    // (1) Records this event needs: it is the partner of later synchronizations.
+    if (g.released != e) {
+      bool missing = false;
+      Clk v = 0;
+      for (const Part::Wait& w : g.waits)
+        if (w.at == e && !inbox_.find(w.key, v)) missing = true;
+      if (begin_of != nullptr && !inbox_.find(key_of(kDownB, begin_of->comm, begin_of->k), v))
+        missing = true;
+      // An OpenMP synchronization's writer: the latest times its readers allow.
+      if (link != kNoLink && (link & kWrites) && !master_->gate_given(link & ~kWrites, v))
+        missing = true;
+      if (missing) return moved;
+      if (link != kNoLink && (link & kWrites)) g.L = std::min(g.L, v);
+      auto take = [&](std::uint64_t key) {
+        Clk value = kPos;
+        inbox_.find(key, value);
+        g.L = std::min(g.L, value);
+        inbox_.erase(key);
+      };
+      for (const Part::Wait& w : g.waits)
+        if (w.at == e) take(w.key);
+      if (begin_of != nullptr) take(key_of(kDownB, begin_of->comm, begin_of->k));
+    }
+    if (!g.waits.empty())
+      g.waits.erase(std::remove_if(g.waits.begin(), g.waits.end(),
+                                   [&](const Part::Wait& w) { return w.at == e; }),
+                    g.waits.end());
+    // (2) The activity that ends here, and the synchronization it completes.
+    const bool sync = sync_.test(e) && !released_forward(e);
+    // (A worker thread's first event can be a synchronization: a team begin.)
+    if (e > 0 || sync) {
+      const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
+      const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
+      const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
+      const std::uint32_t cp = activity_path(e);
+      if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+        near_critical_[cp] += own;
+      if (sync && !(thread_ == 0 && g.index > 0 && e == g.start))
+        ship_backward(g, e, k, g.L - gap);
+      if (sync && link != kNoLink && !(link & kWrites)) master_->gate_give(link, g.L - gap);
+      register_waits(g, e, k);
+      g.L -= own;
+    }
+    while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+    moved = true;
+    if (e == g.start) {
+      g.done = true;
+      return moved;
+    }
+    --g.e;
+  }
+}
+
+void RankRetimer::ship_backward(Part& g, EventIdx e, EventKind k, Clk value) {
+  auto late_receiver = [&](EventIdx send) {
+    const std::uint32_t i = sent_.rank(send);
+    ByteBuffer& out = bwd_ex_->to(me_, send_dest_[i]);
+    put(out, static_cast<std::uint8_t>(kLrB));
+    put(out, send_request_[i]);
+    put(out, value);
+  };
+  if (completion(k)) {
+    completions_from(e, [&](Rec kind, EventIdx x) {
+      if (kind == kLrF) return late_receiver(x);
+      const std::uint32_t i = recvd_.rank(x);
+      ByteBuffer& out = bwd_ex_->to(me_, recv_source_[i]);
+      put(out, static_cast<std::uint8_t>(kLsB));
+      put(out, recv_sender_[i]);
+      put(out, value);
+    });
+  } else if (k == EventKind::Leave) {
+    // A blocking send's call: its binding sends lie between its Enter and this Leave.
+    for (EventIdx i = e; i-- > 0;) {
+      const EventKind ki = trace_.kind[i];
+      if (ki == EventKind::Enter || ki == EventKind::Leave) break;
+      if (ki == EventKind::Send && lr_.test(i)) late_receiver(i);
+    }
+  }
+  if (g.cc > 0 && colls_[g.cc - 1].end == e) {
+    const CollEntry& c = colls_[g.cc - 1];
+    if (c.binds && c.type != Bind::Reset && c.type != Bind::None) {
+      ByteBuffer& out = bwd_ex_->to(me_, host_of(c.comm, c.k));
+      put(out, static_cast<std::uint8_t>(kUpB));
+      put(out, c.comm);
+      put(out, c.k);
+      put(out, c.local);
+      put(out, value);
+    }
+  }
+}
+
+void RankRetimer::register_waits(Part& g, EventIdx e, EventKind k) {
+  if ((k == EventKind::Send || k == EventKind::Isend) && sent_.test(e)) {
+    const EventIdx call = trace_.call_of(e);
+    if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLsB, 0, e)});
+  }
+  const bool request =
+      (k == EventKind::Recv && recvd_.test(e)) || k == EventKind::IrecvRequest;
+  if (request && lr_req_.test(e)) {
+    const EventIdx call = trace_.call_of(e);
+    if (call != kNoEvent && call >= g.start) g.waits.push_back({call, key_of(kLrB, 0, e)});
+  }
+}
+
+}  // namespace cpreplay::replay::detail::retiming

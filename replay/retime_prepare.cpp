@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Re-timing replay, planning and preparation: the scenarios' changes per call path (with the
+// balance statistics over all ranks), the matching's constraints, each collective instance's
+// binding rule, the cut points that split the run into parts, and each synchronization's
+// original completion time.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "replay/rank_retimer.hpp"
+
+namespace cpreplay::replay::detail::retiming {
+
+void RankRetimer::plan_stats() {
+  const std::size_t n = tree_.size();
+  sorted_changes_ = req_.changes;
+  std::sort(sorted_changes_.begin(), sorted_changes_.end(),
+            [](const TimeChange& a, const TimeChange& b) {
+              return a.callpath != b.callpath ? a.callpath < b.callpath : a.clock < b.clock;
+            });
+  // Non-waiting exclusive time and visits of the call paths to balance, over all ranks.
+  stat_of_.assign(n, UINT32_MAX);
+  std::size_t m = 0;
+  for (const TimeChange& c : sorted_changes_)
+    if (c.callpath < n && c.kind != TimeChange::Kind::Factor &&
+        stat_of_[c.callpath] == UINT32_MAX)
+      stat_of_[c.callpath] = static_cast<std::uint32_t>(m++);
+  stats_.assign(3 * m, 0);
+  if (m == 0) return;
+  std::vector<std::uint32_t> open;  // call paths of the open regions
+  for (EventIdx e = 0; e < trace_.size(); ++e) {
+    const EventKind k = trace_.kind[e];
+    // (A worker thread's outermost regions hang below its master's call path, which is not
+    // open on the thread: activity_path knows that.)
+    const std::uint32_t cp = threads_       ? activity_path(e)
+                             : open.empty() ? UINT32_MAX
+                                            : open.back();
+    if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
+      stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
+    if (k == EventKind::Enter) {
+      open.push_back(trace_.ref[e]);
+      if (stat_of_[trace_.ref[e]] != UINT32_MAX) stats_[m + stat_of_[trace_.ref[e]]] += 1;
+    } else if (k == EventKind::Leave && !open.empty()) {
+      open.pop_back();
+    }
+  }
+  for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
+}
+
+void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
+  const std::size_t n = tree_.size();
+  const std::size_t m = stats_.size() / 3;
+  std::vector<double> local(stats_.begin(), stats_.end());
+  std::vector<double> global(global_stats.begin(), global_stats.end());
+  change_begin_.assign(n + 1, 0);
+  slot_of_.assign(n, -1);
+  for (const TimeChange& c : sorted_changes_) {
+    if (c.callpath >= n || c.clock == 0 || c.clock >= S_) continue;
+    Mod mod{c.clock, -1, c.value};
+    if (c.kind == TimeChange::Kind::Balance) {
+      const std::size_t i = stat_of_[c.callpath];
+      if (global[m + i] <= 0.0) continue;  // never visited: nothing to balance
+      mod.slot = static_cast<int>(visit_mean_.size());
+      slot_of_[c.callpath] = mod.slot;
+      visit_mean_.push_back(global[i] / global[m + i]);
+    } else if (c.kind == TimeChange::Kind::Rebalance) {
+      // A rank without time in it cannot take work there (it has no such code path).
+      const std::size_t i = stat_of_[c.callpath];
+      if (local[i] <= 0.0 || global[2 * m + i] <= 0.0) continue;
+      mod.factor = global[i] / global[2 * m + i] / local[i];
+    }
+    mods_.push_back(mod);
+    ++change_begin_[c.callpath + 1];
+  }
+  for (std::size_t c = 0; c < n; ++c) change_begin_[c + 1] += change_begin_[c];
+  B_ = visit_mean_.size();
+  mpi_path_.assign(n, 0);
+  for (std::size_t c = 0; c < n; ++c)
+    mpi_path_[c] = defs_.region(RegionId{trace_.region_of_path[c]}).is_mpi() ? 1 : 0;
+  std::vector<TimeChange>().swap(sorted_changes_);
+  std::vector<std::uint32_t>().swap(stat_of_);
+  std::vector<std::int64_t>().swap(stats_);
+}
+
+double RankRetimer::visit_factor(EventIdx enter, int slot) const {
+  Clk x = 0;
+  int depth = 0;
+  Clk prev = T(enter);
+  for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
+    const Clk t = T(i);
+    if (depth == 0) x += busy(i, t - prev);
+    prev = t;
+    const EventKind k = trace_.kind[i];
+    if (k == EventKind::Enter) {
+      ++depth;
+    } else if (k == EventKind::Leave) {
+      if (depth == 0) break;
+      --depth;
+    }
+  }
+  return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
+}
+
+MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
+    : defs_(defs), trace_(trace) {
+  sent.resize(trace.size());
+  lr.resize(trace.size());
+  recvd.resize(trace.size());
+  // The size take_matches wants (every message, every collective instance), so that the
+  // table is handed over, not copied; pages not written are not resident.
+  ready.reserve(trace.p2p.size() + trace.coll.size() + 2);
+}
+
+void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
+  for (std::size_t i = 0; i < n; ++i) {
+    recvd.set(m[i].event);
+    recv_sender.push_back(m[i].send.event);
+    recv_source.push_back(peer_rank(defs_, trace_, m[i].event));
+    ready.push_back(Ready{m[i].event, m[i].send.call_enter});
+  }
+}
+
+void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
+  for (std::size_t i = 0; i < n; ++i) {
+    sent.set(m[i].event);
+    send_request.push_back(m[i].recv.request_event);
+    send_dest.push_back(peer_rank(defs_, trace_, m[i].event));
+    EventIdx attach = kNoEvent;
+    if (late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
+      lr.set(m[i].event);
+      ready.push_back(Ready{attach, m[i].recv.request_enter});
+    }
+    send_event.push_back(m[i].event);
+    send_attach.push_back(attach);
+  }
+}
+
+void RankRetimer::take_matches(MatchRecorder& m) {
+  sent_ = std::move(m.sent);
+  lr_ = std::move(m.lr);
+  recvd_ = std::move(m.recvd);
+  send_request_ = std::move(m.send_request);
+  send_dest_ = std::move(m.send_dest);
+  send_event_ = std::move(m.send_event);
+  send_attach_ = std::move(m.send_attach);
+  recv_sender_ = std::move(m.recv_sender);
+  recv_source_ = std::move(m.recv_source);
+  // Room for the collectives' and cuts' entries to come (prepare_finish).
+  const std::size_t want = trace_.p2p.size() + colls_.size() + infos_.size();
+  if (ready_.empty() && m.ready.capacity() >= want) {
+    ready_.swap(m.ready);
+  } else {
+    ready_.reserve(ready_.size() + m.ready.size() + want);
+    ready_.insert(ready_.end(), m.ready.begin(), m.ready.end());
+  }
+  std::vector<Ready>().swap(m.ready);
+}
+
+bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
+  EventIdx c = s;
+  if (trace_.kind[s] == EventKind::Isend) {
+    c = trace_.message(s).partner;
+    if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) return false;
+  }
+  const EventIdx call = trace_.call_of(c);
+  if (call == kNoEvent) return false;
+  const MpiClass cls = defs_.region(trace_.region_of(call)).mpi_class;
+  if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
+    return false;
+  const EventIdx leave = trace_.leave_of(call);
+  if (leave == kNoEvent || !(trace_.time[leave] > request_enter)) return false;
+  attach = trace_.kind[s] == EventKind::Send ? leave : c;
+  return true;
+}
+
+SendNote RankRetimer::send_note(std::size_t i) const {
+  const EventIdx attach = send_attach_[i];
+  return SendNote{send_dest_[i], send_request_[i],
+                  static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
+                  attach == kNoEvent ? UINT32_MAX
+                                     : static_cast<std::uint32_t>(candidate_segment(attach))};
+}
+
+void RankRetimer::take_send_note(const SendNote& note) {
+  if (note.request >= trace_.size()) return;
+  const std::size_t request = candidate_segment(note.request);
+  if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
+  EventIdx completion = note.request;
+  if (trace_.kind[note.request] == EventKind::IrecvRequest) completion = trace_.ref[note.request];
+  if (completion < trace_.size() && recvd_.test(completion))
+    separate(note.send, candidate_segment(completion));  // the receive waits
+}
+
+MemberNote RankRetimer::member_note(std::size_t i) const {
+  const CollEntry& c = colls_[i];
+  return MemberNote{host_of(c.comm, c.k), c.comm, c.k,
+                    static_cast<std::uint32_t>(candidate_segment(c.begin))};
+}
+
+void RankRetimer::take_member_note(const MemberNote& m) {
+  auto it = span_.emplace((std::uint64_t{m.comm} << 32) | m.k,
+                          std::make_pair(m.segment, m.segment))
+                .first;
+  it->second.first = std::min(it->second.first, m.segment);
+  it->second.second = std::max(it->second.second, m.segment);
+}
+
+void RankRetimer::drop_send_notes() {
+  std::vector<EventIdx>().swap(send_event_);
+  std::vector<EventIdx>().swap(send_attach_);
+}
+
+void RankRetimer::separate_members() {
+  for (const auto& [key, sp] : span_) separate(sp.first, sp.second);
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>>().swap(span_);
+  colls_.clear();
+}
+
+void RankRetimer::prepare_begin() {
+  const std::size_t n = trace_.size();
+  sent_.resize(n);
+  lr_.resize(n);
+  recvd_.resize(n);
+  sync_.resize(n);
+  lr_req_.resize(n);
+}
+
+bool RankRetimer::prepare_candidates(CollectiveTable table) {
+  table_ = std::move(table);
+  const std::uint32_t ncomms = static_cast<std::uint32_t>(defs_.comms.size());
+  best_ = UINT32_MAX;
+  std::size_t best_count = 0;
+  for (std::uint32_t c = 0; c <= ncomms; ++c)
+    if (world_like(c) && table_.on(c).size() > best_count) {
+      best_ = c;
+      best_count = table_.on(c).size();
+    }
+  for (const InstanceInfo& info : infos_)
+    if (info.entry.comm == best_) cands_.push_back(&info);
+  std::sort(cands_.begin(), cands_.end(), [](const InstanceInfo* a, const InstanceInfo* b) {
+    return a->entry.k < b->entry.k;
+  });
+  return cands_.size() == best_count;
+}
+
+void RankRetimer::prepare_messages(bool complete) {
+  if (!complete) cands_.clear();
+  for (const InstanceInfo* c : cands_) {
+    cand_end_.push_back(c->entry.end);
+    cand_m_.push_back(c->latest_begin);
+    disq_.push_back(c->reset_ok ? 0 : 1);
+  }
+  // (2) Messages, matched as the forward replay matches them (the driver; take_matches).
+}
+
+void RankRetimer::prepare_separate() {
+  sent_.finish();
+  recvd_.finish();
+  for (const InstanceInfo& info : infos_)
+    if (info.entry.type != Bind::None && info.entry.comm != best_) colls_.push_back(info.entry);
+}
+
+void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
+  const std::size_t n = trace_.size();
+  for (std::size_t j = 0; j < cands_.size(); ++j)
+    if (!disq[j]) {
+      resets_.push_back(cand_end_[j]);
+      reset_m_.push_back(static_cast<Clk>(cand_m_[j]));
+      CollEntry e = cands_[j]->entry;
+      e.type = Bind::Reset;
+      colls_.push_back(e);
+      ready_.push_back(Ready{e.end, cand_m_[j]});
+    }
+  std::vector<const InstanceInfo*>().swap(cands_);
+  std::vector<EventIdx>().swap(cand_end_);
+  std::vector<Ticks>().swap(cand_m_);
+  std::vector<std::uint8_t>().swap(disq_);
+  if (!team_.empty()) prepare_openmp();
+  // (5) The instances the replay handles, in event order.
+  for (const InstanceInfo& info : infos_)
+    if (info.entry.type != Bind::None &&
+        !(info.entry.comm == best_ &&
+          std::binary_search(resets_.begin(), resets_.end(), info.entry.end))) {
+      colls_.push_back(info.entry);
+      if (info.entry.binds) ready_.push_back(Ready{info.entry.end, info.ready});
+    }
+  std::vector<InstanceInfo>().swap(infos_);
+  std::sort(colls_.begin(), colls_.end(),
+            [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
+  // (6) Each synchronization's original completion time: its end minus the latest original
+  // ready time (its own previous event, or what the rules say it waits for).
+  std::sort(ready_.begin(), ready_.end(),
+            [](const Ready& a, const Ready& b) { return a.event < b.event; });
+  // The completions of one call bind at its first one.
+  EventIdx call = kNoEvent, first = kNoEvent;
+  for (Ready& r : ready_) {
+    if (r.event >= n || !completion(trace_.kind[r.event])) continue;
+    const EventIdx c = trace_.call_of(r.event);
+    if (c != call) {
+      call = c;
+      first = r.event;
+    }
+    r.event = first;
+  }
+  for (std::size_t i = 0; i < ready_.size(); ++i) {
+    const EventIdx e = ready_[i].event;
+    Ticks ready = ready_[i].time;
+    for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i) {
+      const Ticks time = ready_[i + 1].time;  // Ready is packed: a copy for std::max's references
+      ready = std::max(ready, time);
+    }
+    if (e == 0 || e >= n) continue;
+    ready = std::max(ready, trace_.time[e - 1]);
+    sync_.set(e);
+    gap_.push_back(T(e) - static_cast<Clk>(ready));
+  }
+  sync_.finish();
+  std::vector<Ready>().swap(ready_);
+}
+
+void RankRetimer::part_visits() {
+  const std::size_t nparts = part_count();
+  part_visits_.assign(nparts * B_, std::numeric_limits<double>::quiet_NaN());
+  if (B_ == 0 || nparts <= 1) return;
+  struct Open {
+    EventIdx enter;
+    int slot;
+    double factor;
+    bool known;
+  };
+  std::vector<Open> stack;
+  bool any = false;
+  std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
+  for (EventIdx e = 0; e < trace_.size() && next < nparts; ++e) {
+    for (; next < nparts && part_start(next) == e; ++next)
+      for (Open& o : stack) {
+        if (o.slot < 0) continue;
+        if (!o.known) {
+          o.factor = visit_factor(o.enter, o.slot);
+          o.known = true;
+        }
+        part_visits_[next * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
+        any = true;
+      }
+    if (trace_.kind[e] == EventKind::Enter)
+      stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
+    else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
+      stack.pop_back();
+  }
+  // A worker thread's parts start outside its regions: usually nothing to keep.
+  if (thread_ != 0 && !any) std::vector<double>().swap(part_visits_);
+}
+
+bool RankRetimer::world_like(std::uint32_t c) const {
+  if (c == defs_.comms.size()) return true;  // MPI_Init/MPI_Finalize
+  const Communicator& comm = defs_.comms[c];
+  if (comm.is_self || comm.members.size() != static_cast<std::size_t>(defs_.ranks()))
+    return false;
+  std::vector<Rank> m = comm.members;
+  std::sort(m.begin(), m.end());
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m[i] != static_cast<Rank>(i)) return false;
+  return true;
+}
+
+std::uint32_t RankRetimer::local_rank(std::uint32_t comm) const {
+  if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(me_);
+  const Communicator& c = defs_.comms[comm];
+  if (c.is_self) return 0;
+  for (std::size_t i = 0; i < c.members.size(); ++i)
+    if (c.members[i] == me_) return static_cast<std::uint32_t>(i);
+  return 0;
+}
+
+InstanceInfo RankRetimer::classify(const CollInstance& inst, const CollTiming& t) const {
+  InstanceInfo info;
+  CollEntry& c = info.entry;
+  c.begin = inst.begin;
+  c.end = inst.end;
+  c.comm = inst.comm;
+  c.k = inst.index;
+  c.local = local_rank(inst.comm);
+  info.latest_begin = t.latest_begin;
+  if (!analyzed(defs_, trace_, inst) || t.comm_size <= 1) return info;
+  std::uint64_t sent = 0, received = 0;
+  if (trace_.kind[inst.end] == EventKind::CollEnd) {
+    sent = trace_.coll_sent(inst.end);
+    received = trace_.coll_received(inst.end);
+  }
+  const bool payload = sent > 0 || received > 0;
+  const Ticks b = trace_.time[inst.begin];
+  switch (inst.kind) {
+    case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
+      c.type = Bind::All;
+      c.binds = true;
+      break;
+    case CollKind::NxN:
+      if (t.earliest_end > t.latest_begin) {
+        c.type = Bind::All;
+        c.binds = payload;
+      } else if (t.has_sender) {
+        c.type = Bind::Senders;
+        c.binds = payload &&
+                  (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
+      }
+      break;
+    case CollKind::OneToN:
+      if (t.root_sent > 0) {
+        c.type = Bind::Root;
+        c.binds = me_ != t.root && received > 0;
+      }
+      break;
+    case CollKind::NToOne:
+      if (t.root_received > 0 && t.has_sender) {
+        c.type = Bind::Senders;
+        c.binds = me_ == t.root;
+      }
+      break;
+    case CollKind::Scan:
+      if (t.has_sender) {
+        c.type = Bind::Scan;
+        c.binds = payload && t.scan_has_sender;
+      }
+      break;
+    default:
+      break;
+  }
+  switch (c.type) {
+    case Bind::All: info.ready = t.latest_begin; break;
+    case Bind::Senders: info.ready = t.latest_sender_begin; break;
+    case Bind::Root: info.ready = t.root_begin; break;
+    case Bind::Scan: info.ready = t.scan_latest_begin; break;
+    default: break;
+  }
+  switch (c.type) {
+    case Bind::All: c.source = c.up = true; break;
+    case Bind::Senders: case Bind::Scan: c.source = sent > 0; c.up = true; break;
+    case Bind::Root: c.source = c.up = me_ == t.root; break;
+    default: break;
+  }
+  // A cut: everybody waits for the latest begin, right after its own begin (the part after
+  // it then starts at that latest begin plus each rank's own completion time, also where a
+  // skewed clock puts the end before it).
+  // An N x N whose end a skewed clock puts before the latest begin has partial overlap by
+  // the rules; when every member sent and waits, it still waits for the latest of all.
+  info.reset_ok = c.binds && inst.end == inst.begin + 1 &&
+                  (c.type == Bind::All ||
+                   (c.type == Bind::Senders && inst.kind == CollKind::NxN && sent > 0));
+  return info;
+}
+
+}  // namespace cpreplay::replay::detail::retiming

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The re-timing replay's shared vocabulary (docs/what-if.md): the clock type, the record kinds
+// on the transport, a collective's binding rule, the per-event bit sets and the small tables the
+// phases (retime_prepare, retime_forward, retime_backward, retime_hosting, retime_openmp,
+// retime_path) and the driver (retime.cpp) pass between them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "cpreplay/definitions.hpp"
+#include "cpreplay/events.hpp"
+#include "replay/messages.hpp"
+#include "replay/retime.hpp"
+
+namespace cpreplay::replay::detail::retiming {
+
+using Clk = std::int64_t;
+constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
+constexpr Clk kPos = std::numeric_limits<Clk>::max() / 4;  // "no constraint" in min
+
+/// Record kinds on the transport: forward (F) and backward (B).
+enum Rec : std::uint8_t {
+  kLsF = 1,  ///< sender -> receiver: the send call's Enter, per clock
+  kLrF,      ///< receiver -> sender: the receive request call's Enter, per clock
+  kUpF,      ///< member -> host: a collective begin, per clock (or "not a source")
+  kReqF,     ///< binding member -> host: "tell me my constraint"
+  kDownF,    ///< host -> binding member: its constraint, per clock
+  kLsB,      ///< receiver -> sender: latest time for the send call's Enter
+  kLrB,      ///< sender -> receiver: latest time for the request call's Enter
+  kUpB,      ///< binding member -> host: latest time its begin sources allow
+  kDownB,    ///< host -> source member: latest time for its begin
+};
+
+/// How a collective instance binds (the wait-state rules, scalasca-metrics.md §4).
+enum class Bind : std::uint8_t {
+  None,     ///< nobody waits (zero payload, non-blocking, Alltoallv/w, alone)
+  All,      ///< binding members wait for the latest begin of all members
+  Senders,  ///< binding members wait for the latest begin of the members that sent
+  Root,     ///< binding members wait for the root's begin
+  Scan,     ///< a binding member waits for the latest begin of the senders up to itself
+  Reset,    ///< All, on all ranks, every rank binding: the run is cut into parts there
+};
+
+struct CollEntry {
+  EventIdx begin = kNoEvent;
+  EventIdx end = kNoEvent;
+  std::uint32_t comm = 0;
+  std::uint32_t k = 0;
+  std::uint32_t local = 0;  ///< this rank's communicator-local rank
+  Bind type = Bind::None;
+  bool binds = false;   ///< this rank's end waits (rules)
+  bool source = false;  ///< this rank's begin is a partner of the binding members
+  bool up = false;      ///< this rank sends its begin (or a marker) to the host
+};
+
+/// One bit per event, and the number of set bits before an event in O(1): the per-message and
+/// per-synchronization tables are indexed by it, so no lookup searches (0.19 B per event).
+class EventBits {
+ public:
+  void resize(std::size_t events) { words_.assign((events + 63) / 64 + 1, 0); }
+  void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
+  bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
+  /// After the last set(): makes rank() work.
+  void finish() {
+    before_.resize(words_.size());
+    std::uint32_t count = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      before_[i] = count;
+      count += static_cast<std::uint32_t>(__builtin_popcountll(words_[i]));
+    }
+  }
+  /// Set bits before e (the index of e's entry when e is set).
+  std::uint32_t rank(EventIdx e) const {
+    const std::uint64_t below = words_[e >> 6] & ((std::uint64_t{1} << (e & 63)) - 1);
+    return before_[e >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(below));
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;
+  std::vector<std::uint32_t> before_;
+};
+
+/// A synchronization whose time, in the profiled clock, came from a partner: the re-timed run's
+/// critical path jumps from it to the partner's event. 20 B.
+struct Hop {
+  enum Kind : std::uint8_t {
+    kCallOf,  ///< the Enter of the MPI call holding event a on `rank`
+    kBegin,   ///< the begin of instance b on communicator a
+    kCut,     ///< the begin of the a-th cut
+    kThread,  ///< event b of thread a of the same rank (an OpenMP synchronization's partner)
+  };
+  EventIdx event = kNoEvent;  ///< the synchronization on this location
+  Rank rank = -1;             ///< where the path continues
+  std::uint8_t kind = kCallOf;
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+};
+
+/// A hop as its target rank gets it: which of its events the path reaches.
+struct HopTarget {
+  std::uint32_t kind;
+  std::uint32_t a;
+  std::uint32_t b;
+};
+
+inline std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
+  return (std::uint64_t{r} << 56) | (std::uint64_t{hi} << 32) | lo;
+}
+
+/// Open-addressing map from non-zero 64-bit keys to values (records waiting for their event):
+/// one probe sequence per lookup, no allocation per record.
+class FlatMap {
+ public:
+  FlatMap() { keys_.assign(64, 0), vals_.assign(64, 0); }
+  bool find(std::uint64_t key, Clk& value) const {
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        value = vals_[i];
+        return true;
+      }
+      if (keys_[i] == 0) return false;
+    }
+  }
+  /// Inserts; a key already present is overwritten (returns false).
+  bool insert(std::uint64_t key, Clk value) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
+      if (keys_[i] == key) {
+        vals_[i] = value;
+        return false;
+      }
+      if (keys_[i] == 0) {
+        keys_[i] = key;
+        vals_[i] = value;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void erase(std::uint64_t key) {
+    std::size_t i = slot(key);
+    for (;; i = (i + 1) & mask()) {
+      if (keys_[i] == 0) return;
+      if (keys_[i] == key) break;
+    }
+    // Backward shift: later entries of the probe run move up, so lookups never see a hole.
+    for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      if (keys_[j] == 0) break;
+      const std::size_t home = slot(keys_[j]);
+      if (((j - home) & mask()) >= ((j - i) & mask())) {
+        keys_[i] = keys_[j];
+        vals_[i] = vals_[j];
+        i = j;
+      }
+    }
+    keys_[i] = 0;
+    --size_;
+  }
+  std::size_t size() const { return size_; }
+  void clear() {
+    keys_.assign(64, 0);
+    vals_.assign(64, 0);
+    size_ = 0;
+  }
+
+ private:
+  std::size_t mask() const { return keys_.size() - 1; }
+  std::size_t slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+  }
+  void grow() {
+    std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<Clk> vals(keys.size(), 0);
+    keys.swap(keys_);
+    vals.swap(vals_);
+    size_ = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != 0) insert(keys[i], vals[i]);
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<Clk> vals_;
+  std::size_t size_ = 0;
+};
+
+/// Per collective instance on its host (the member of local rank k mod size).
+struct HostInstance {
+  Bind type = Bind::None;
+  std::uint32_t comm = 0;
+  std::uint32_t size = 0;
+  std::uint32_t expected = 0;  ///< begin records to wait for
+  std::uint32_t got = 0;
+  std::vector<Clk> clocks;     ///< max per clock; Scan: size x clocks, per local rank
+  Rank argmax = -1;            ///< whose begin is latest in the profiled clock (not Scan)
+  std::vector<std::uint8_t> arrived;  ///< Scan: per local rank
+  std::vector<std::pair<Rank, std::uint32_t>> waiting;  ///< binders to answer (rank, local)
+  std::uint32_t binders = 0;
+  std::vector<std::uint32_t> binder_locals;  ///< Scan
+  std::vector<std::uint32_t> source_locals;  ///< Senders, Scan, Root
+  // Backward.
+  std::uint32_t binders_in = 0;
+  Clk min_value = kPos;
+  std::vector<Clk> binder_values;  ///< Scan: per binder_locals entry
+  std::vector<std::uint8_t> binder_in;  ///< Scan
+  std::vector<std::uint8_t> replied;  ///< per source (All: per local rank)
+  bool all_replied = false;
+};
+
+/// A matched send's note to its receiver: in which candidate segments the send and its binding
+/// completion lie.
+struct SendNote {
+  Rank dest;             ///< the receiver
+  EventIdx request;      ///< the receiver's request event
+  std::uint32_t send;    ///< the send's segment
+  std::uint32_t attach;  ///< the binding completion's segment, or UINT32_MAX
+};
+
+/// A collective member's note to the instance's host: in which segment it begins.
+struct MemberNote {
+  Rank dest;  ///< the host
+  std::uint32_t comm, k, segment;
+};
+
+/// A scenario's change to one call path's time, on one clock.
+struct Mod {
+  std::uint32_t clock;
+  int slot;  ///< Balance: its slot among the open visits; -1: a factor
+  double factor;
+};
+
+/// A collective instance's rule on this rank, while preparing.
+struct InstanceInfo {
+  CollEntry entry;
+  Ticks latest_begin = 0;
+  Ticks ready = 0;        ///< binding: the original time of what it waits for
+  bool reset_ok = false;  ///< this rank allows a cut here
+};
+
+/// 12 B, not 16: one per receive and binding synchronization, all held until the end of the
+/// preparation (the what-if phase's peak); x86-64 reads the unaligned time as fast.
+#pragma pack(push, 4)
+struct Ready {
+  EventIdx event;
+  Ticks time;
+};
+#pragma pack(pop)
+static_assert(sizeof(Ready) == 12, "Ready is held per synchronization");
+
+/// What the re-timing replay keeps of one rank's message matching, taken as the matching hands
+/// the messages over (the forward replay's, RetimeMatches, or the what-if phase's own); a
+/// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
+class MatchRecorder final : public MessageSink {
+ public:
+  MatchRecorder(const Definitions& defs, const LocalTrace& trace);
+  void receives(const MatchedRecv* m, std::size_t n, EventIdx) override;
+  void sends(const MatchedSend* m, std::size_t n, EventIdx) override;
+
+  EventBits sent;   ///< matched sends
+  std::vector<EventIdx> send_request;  ///< per matched send: the receiver's request event
+  std::vector<Rank> send_dest;         ///< per matched send: the receiver
+  std::vector<EventIdx> send_event;    ///< per matched send: its event
+  std::vector<EventIdx> send_attach;   ///< per matched send: its binding completion, or kNoEvent
+  EventBits lr;     ///< matched sends whose completion waits for the receiver (Late Receiver)
+  EventBits recvd;  ///< matched receive completions
+  std::vector<EventIdx> recv_sender;  ///< per matched receive: the sender's send event
+  std::vector<Rank> recv_source;      ///< per matched receive: the sender
+  std::vector<Ready> ready;  ///< what each receive and Late Receiver completion waits for
+
+ private:
+  /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
+  /// receive request when its call ends after the request was entered. `attach`: the event the
+  /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
+  bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const;
+
+  const Definitions& defs_;
+  const LocalTrace& trace_;
+};
+
+/// One gate, on the master. 20 B per OpenMP synchronization.
+struct Gate {
+  std::uint32_t writers = 0;  ///< events whose new times it combines
+  std::uint32_t readers = 0;  ///< events it binds
+  std::uint32_t got = 0;      ///< forward: writes so far; backward: readers' values so far
+  std::uint32_t read = 0;     ///< forward: reads so far
+  std::uint32_t slot = UINT32_MAX;  ///< forward: its clocks in gate_pool_, while in use
+};
+
+/// One part of the run (cut to cut) being replayed, forward or backward.
+struct Part {
+  std::uint32_t index = 0;
+  EventIdx start = 0, stop = 0;
+  EventIdx e = 0;
+  std::uint32_t cc = 0;  ///< forward: next collective entry (by end); backward: last <= e, +1
+  std::uint32_t cp = UINT32_MAX;
+  Clk base = 0;  ///< the original latest begin of the cut that starts the part (0: the first)
+  Clk prev = 0;  ///< original time of event e - 1
+  bool done = false;
+  EventIdx shipped = kNoEvent;   ///< event whose pre-wait records went out
+  EventIdx requested = kNoEvent; ///< collective end whose request went to the host
+  EventIdx released = kNoEvent;  ///< event replayed without its constraints (a stall)
+  std::vector<std::pair<EventIdx, EventIdx>> pending;  ///< forward: (Leave, blocking send)
+  struct Wait {
+    EventIdx at;
+    std::uint64_t key;
+  };
+  std::vector<Wait> waits;  ///< backward: records an earlier event needs
+  Clk L = 0;                ///< backward: latest time of event e
+};
+
+class Retimer;
+
+/// What every held rank's replay shares.
+struct Context {
+  const Definitions& defs;
+  const CallTree& tree;
+  const RetimeRequest& req;
+  std::uint32_t S;     ///< clocks
+  std::size_t window;  ///< parts per window
+  int path;            ///< the clock whose critical path is profiled, or -1
+};
+
+}  // namespace cpreplay::replay::detail::retiming
