@@ -343,9 +343,14 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
       first = std::min(first, trace.time.front());
       last = std::max(last, trace.time.back());
     }
-    counts[0] += trace.size();
+    // The trace's event records, also those the analysis does not keep (metric samples): what
+    // Score-P wrote and --count-events announces.
+    auto records = [](const LocalTrace& t) {
+      return std::max<std::uint64_t>(t.records, t.size());
+    };
+    counts[0] += records(trace);
     if (i < shard.workers.size())  // hybrid traces: every thread's events
-      for (const LocalTrace& worker : shard.workers[i]) counts[0] += worker.size();
+      for (const LocalTrace& worker : shard.workers[i]) counts[0] += records(worker);
     counts[1] += waits[i].p2p_clock_violations;
     counts[2] += waits[i].coll_clock_violations;
   }

@@ -958,12 +958,14 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   if (status != OTF2_SUCCESS && state.partial && state.decoded > 0) {
     // --partial: the events before the damage are what the rank recorded before it died.
     state.trace->incomplete = true;
+    state.trace->records = std::max<std::uint64_t>(n, state.decoded);
     return state.decoded;
   }
   if (status != OTF2_SUCCESS)
     throw TraceError(anchor + ": " + where + ": event file " + evt +
                      " is damaged or truncated after " + std::to_string(state.decoded) +
                      " events (" + OTF2_Error_GetDescription(status) + ")");
+  state.trace->records = std::max<std::uint64_t>(n, state.decoded);
   OTF2_Reader_CloseEvtReader(r, er);
   OTF2_Reader_CloseEvtFiles(r);
   return state.decoded;

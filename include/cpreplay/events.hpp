@@ -251,6 +251,10 @@ struct LocalTrace {
   /// The rank's events stop mid-run (regions left open, or a damaged file read with
   /// --partial); such a trace is cut before analysis.
   bool incomplete = false;
+  /// Event records read from the location's file, those the analysis does not keep included
+  /// (metric samples and other records without a meaning here): what the summary counts as the
+  /// trace's events, and what --count-events announces for a whole trace.
+  std::uint64_t records = 0;
 
   std::size_t size() const { return kind.size(); }
   void push(EventKind k, Ticks t, std::uint32_t r) {

@@ -4,6 +4,7 @@
 // absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -52,6 +53,35 @@ TEST_P(RealTrace, CountEvents_EqualsTheSummarysEvents) {
   if (GetParam() == "lulesh-8x2") {
     EXPECT_EQ(count.out, "1250128\n");
   }
+}
+
+// The same on every other shared trace (the conformance sets, the hybrid ones): what
+// --count-events prints is what the analysis reads. Each folder's traces in name order, at M = 1.
+TEST(SharedTraces, CountEvents_EqualsTheSummarysEventsOnEveryTrace) {
+  const fs::path shared = real_dir().parent_path();
+  int traces = 0;
+  for (const char* set : {"conformance", "traces", "conformance-next", "conformance-hybrid"}) {
+    if (!fs::is_directory(shared / set)) continue;
+    std::vector<fs::path> dirs;
+    for (const auto& entry : fs::directory_iterator(shared / set))
+      if (fs::exists(entry.path() / "traces.otf2")) dirs.push_back(entry.path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const fs::path& dir : dirs) {
+      const std::string anchor = (dir / "traces.otf2").string();
+      const RunResult count = run_cpreplay(1, {"--count-events", anchor});
+      ASSERT_EQ(count.exit_code, 0) << anchor << ": " << count.err;
+      TempDir tmp;
+      const RunResult run = run_cpreplay(
+          1, {"-q", "--no-what-if", "-o", tmp / "r.cubex", "--json", tmp / "r.json", anchor},
+          600);
+      ASSERT_EQ(run.exit_code, 0) << anchor << ": " << run.err;
+      const auto events =
+          static_cast<unsigned long long>(read_json_file(tmp / "r.json")["events"].number);
+      EXPECT_EQ(count.out, std::to_string(events) + "\n") << anchor;
+      ++traces;
+    }
+  }
+  if (traces == 0) GTEST_SKIP() << shared.string() << " has no shared traces";
 }
 
 /// The call-path cells of the summary table whose header line starts with `header`: a row's
