@@ -782,6 +782,12 @@ OTF2_CallbackCode evt_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, voi
               " of size " + std::to_string(c.size()));
     if (op > OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE)
       s->fail("unknown collective operation " + std::to_string(op));
+    // The collective reductions carry the root's byte counts as doubles (replay/collectives.cpp):
+    // exact below 2^53, and near 2^64 the way back to an integer is undefined (tests/fuzz/
+    // README.md, finding 8). 2^53 bytes are 8 PiB in one collective call.
+    if (std::max(sent, received) >= std::uint64_t{1} << 53)
+      s->fail("collective byte count " + std::to_string(std::max(sent, received)) +
+              " is beyond 2^53: the event file is damaged");
     const std::uint32_t slot = s->trace->ref[s->open_coll];
     CollRecord& rec = s->trace->coll[slot];
     rec.op = static_cast<CollOp>(op);

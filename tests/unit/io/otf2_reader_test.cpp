@@ -14,6 +14,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using cpreplay::testing::CollOpT;
 using cpreplay::testing::TraceWriter;
 
 class TempDir {
@@ -94,6 +95,20 @@ TEST(Otf2Reader, TimestampBeyond2To62_ThrowsTraceErrorNamingEvent) {
   // (The writer's own base offset comes on top of the skew.)
   EXPECT_NE(error.find("traces.otf2: rank 0, event 0: timestamp 5000"), std::string::npos) << error;
   EXPECT_NE(error.find(" is beyond 2^62 ticks: the event file is damaged"), std::string::npos)
+      << error;
+}
+
+// Fuzz finding 8 (tests/fuzz/README.md): a root's byte count near 2^64 went through a double
+// and back (undefined); past 2^53 the event file is refused.
+TEST(Otf2Reader, CollectiveBytesBeyond2To53_ThrowsTraceErrorNamingEvent) {
+  TempDir tmp;
+  TraceWriter w(1);
+  w.collective(0, "MPI_Bcast", 1.0, 2.0, CollOpT::Bcast, std::uint64_t{1} << 60, 8, 0, 0);
+  w.write((tmp.path() / "a").string());
+  const std::string error = read_error(tmp.path() / "a");
+  EXPECT_NE(error.find("traces.otf2: rank 0, event 2: collective byte count 1152921504606846976 "
+                       "is beyond 2^53: the event file is damaged"),
+            std::string::npos)
       << error;
 }
 
