@@ -197,17 +197,15 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
     std::uint32_t team = UINT32_MAX, seq = 0;
     // A worker's tail of a parallel region (docs/openmp.md, "Impact indicators per thread"):
     // its exclusive time per call path since its last OpenMP synchronization point there (the
-    // Enter of its last barrier, else its fork), until the region's Leave.
+    // Enter of its last barrier, else its fork), until the region's Leave. Only where the tail
+    // starts is noted (and the open regions there); the region's Leave walks its few events.
     const bool tails = worker_tails != nullptr && t > 0;
     bool in_tail = false;
-    Ticks tail_from = 0;
-    std::vector<std::pair<std::uint32_t, double>> tail;
+    EventIdx tail_start = 0;
+    double tail_fork = 0.0;  // the fork time, where the tail starts at the fork
+    std::vector<EventIdx> tail_open;
     for (EventIdx e = 0; e < trace.size(); ++e) {
       const Ticks time = trace.time[e];
-      if (in_tail && !open.empty() && time > tail_from) {
-        tail.emplace_back(trace.ref[open.back()], clock.span(tail_from, time));
-        tail_from = time;
-      }
       switch (trace.kind[e]) {
         case EventKind::ThreadTeam:
           if (trace.ref[e] == 0) {
@@ -232,15 +230,17 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
             sev.add(Metric::OmpFork, cp, idle);
             management[t][cp] += idle;
             if (tails) {  // the fork is a synchronization point; its fork time follows it
-              tail.assign(1, {cp, idle});
               in_tail = true;
-              tail_from = time;
+              tail_start = e;
+              tail_fork = idle;
+              tail_open = open;
             }
           } else if (is_omp_barrier(construct[cp]) && team != UINT32_MAX) {
             barriers.push_back(BarrierVisit{team, seq++, static_cast<std::uint32_t>(t), cp, time});
             if (tails && in_tail) {  // what came before is kept; the tail starts again here
-              tail.clear();
-              tail_from = time;
+              tail_start = e;
+              tail_fork = 0.0;
+              tail_open = open;
             }
           }
           break;
@@ -249,10 +249,18 @@ void openmp_profile_pass(const Definitions& defs, const CallTree& tree, const Lo
           const std::uint32_t cp = trace.ref[e];
           open.pop_back();
           if (construct[cp] != OmpConstruct::Parallel) break;
-          if (in_tail) {
+          if (in_tail) {  // the tail's exclusive time per call path, from its start to here
             std::vector<double>& lost = (*worker_tails)[t - 1];
-            for (const auto& [c, v] : tail) lost[c] += v;
-            tail.clear();
+            if (tail_fork != 0.0) lost[trace.ref[tail_start]] += tail_fork;  // the region's Enter
+            Ticks from = trace.time[tail_start];
+            for (EventIdx k = tail_start + 1; k <= e; ++k) {
+              if (trace.time[k] > from && !tail_open.empty()) {
+                lost[trace.ref[tail_open.back()]] += clock.span(from, trace.time[k]);
+                from = trace.time[k];
+              }
+              if (trace.kind[k] == EventKind::Enter) tail_open.push_back(k);
+              else if (trace.kind[k] == EventKind::Leave && !tail_open.empty()) tail_open.pop_back();
+            }
             in_tail = false;
           }
           const std::uint32_t k = team != UINT32_MAX ? team : instance_at(inst, time);
