@@ -91,6 +91,16 @@ class RankRetimer {
       }
     }
   }
+  /// activity_path(x), given cp = activity_path(x + 1), for a walk backwards: the innermost
+  /// region open before x + 1 is the one open before x unless x enters or leaves one.
+  std::uint32_t path_before(EventIdx x, std::uint32_t cp) const {
+    const EventKind k = trace_.kind[x];
+    if (k == EventKind::Enter || k == EventKind::Leave || thread_ != 0 ||
+        k == EventKind::ThreadFork || k == EventKind::ThreadJoin ||
+        k == EventKind::ThreadTeam || k == EventKind::ThreadLock)
+      return activity_path(x);
+    return cp;
+  }
   Rank peer(EventIdx e) const { return peer_rank(defs_, trace_, e); }
   MpiClass call_class(EventIdx call) const {
     return defs_.region(trace_.region_of(call)).mpi_class;
@@ -144,6 +154,10 @@ class RankRetimer {
   /// The factor that gives the visit entered at `enter` the balance slot's mean non-waiting
   /// time; -1 for a visit without non-waiting time.
   double visit_factor(EventIdx enter, int slot) const;
+  /// The same for the forward replay of part g: one walk per outermost balanced visit, which
+  /// also notes the factors of the balanced visits nested in it (Part::memo), so that those
+  /// do not walk again (the same sums, the same values).
+  double visit_factor(Part& g, EventIdx enter, int slot) const;
 
   // ---- Preparation: matching, collective rules, the cut points -------------------------------
   /// (2) The matched messages' tables, from the matching's recorder (emptied).
@@ -570,7 +584,6 @@ class RankRetimer {
   std::unordered_map<std::uint64_t, HostInstance> hosted_;
   std::vector<Clk> scratch_;
   std::vector<Clk> rx_;
-  std::vector<char> tx_;
   RecordExchange* fwd_ex_ = nullptr;
   RecordExchange* bwd_ex_ = nullptr;
 

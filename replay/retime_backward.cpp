@@ -71,6 +71,7 @@ void RankRetimer::start_backward(Part& g, std::size_t s) {
   // thread's events of the part come before its master's part of the cut.
   g.L = s < reset_m_.size() ? reset_m_[s] : t_max_;
   g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
+  g.cp = activity_path(g.e);
 }
 
 bool RankRetimer::backward_step(Part& g) {
@@ -118,7 +119,7 @@ bool RankRetimer::backward_step(Part& g) {
       const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
       const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
       const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
-      const std::uint32_t cp = activity_path(e);
+      const std::uint32_t cp = g.cp;
       if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
         near_critical_[cp] += own;
       if (sync && !(thread_ == 0 && g.index > 0 && e == g.start))
@@ -134,6 +135,7 @@ bool RankRetimer::backward_step(Part& g) {
       return moved;
     }
     --g.e;
+    g.cp = path_before(g.e, g.cp);
   }
 }
 

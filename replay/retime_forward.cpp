@@ -31,7 +31,8 @@ void RankRetimer::apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* v
       }
       if (std::isnan(f)) continue;
     }
-    a[m.clock] += round_half_away(static_cast<double>(d) * f) - d;
+    // Zeroing (f = 0) needs no rounding: round_half_away(d * 0) = 0.
+    a[m.clock] += f == 0.0 ? -d : round_half_away(static_cast<double>(d) * f) - d;
   }
 }
 
@@ -232,7 +233,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     // Records that go out before this event may wait: a blocking receive's request.
     if (g.shipped != e) {
       g.shipped = e;
-      if (k == EventKind::Recv && recv) {
+      if (k == EventKind::Recv && recv && lr_req_.test(e)) {
         const std::uint32_t i = recvd_.rank(e);
         ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
       }
@@ -375,7 +376,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           std::copy(a, a + S, enter);
         }
         const int b = slot_of_[g.cp];
-        if (b >= 0) vis[b] = visit_factor(e, b);
+        if (b >= 0) vis[b] = visit_factor(g, e, b);
         break;
       }
       case EventKind::Leave: {
@@ -407,7 +408,8 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       case EventKind::IrecvRequest: {
         const EventIdx completion = trace_.ref[e];
         if (completion != kNoEvent && completion > e && completion < trace_.size() &&
-            trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion)) {
+            trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion) &&
+            lr_req_.test(e)) {
           const std::uint32_t i = recvd_.rank(completion);
           ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
         }

@@ -16,49 +16,53 @@
 namespace cpreplay::replay::detail::retiming {
 
 void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c) {
+  const Clk c0 = c[0];
   bool small = true;
   for (std::uint32_t s = 1; s < S_; ++s) {
-    const Clk d = c[s] - c[0];
-    small = small && d >= std::numeric_limits<std::int32_t>::min() &&
-            d <= std::numeric_limits<std::int32_t>::max();
+    const Clk d = c[s] - c0;
+    small &= d >= std::numeric_limits<std::int32_t>::min() &&
+             d <= std::numeric_limits<std::int32_t>::max();
   }
-  // Built aside and appended in one piece (a resize would zero-fill first).
-  tx_.resize(sizeof(Clk) + 1 + 8 * static_cast<std::size_t>(S_));
-  char* buf = tx_.data();
-  char* p = buf;
-  std::memcpy(p, c, sizeof(Clk));
+  // Written straight into the buffer's tail (one grow, no zero-fill of a scratch copy).
+  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
+  char* p = out.extend(sizeof(Clk) + 1 + (small ? 4 : 8) * n);
+  std::memcpy(p, &c0, sizeof(Clk));
   p[sizeof(Clk)] = small ? 1 : 0;
   p += sizeof(Clk) + 1;
-  for (std::uint32_t s = 1; s < S_; ++s) {
-    const Clk d = c[s] - c[0];
-    if (small) {
-      const auto d32 = static_cast<std::int32_t>(d);
-      std::memcpy(p, &d32, 4);
-      p += 4;
-    } else {
-      std::memcpy(p, &d, 8);
-      p += 8;
+  if (small) {
+    for (std::size_t s = 0; s < n; ++s) {
+      const auto d32 = static_cast<std::int32_t>(c[s + 1] - c0);
+      std::memcpy(p + 4 * s, &d32, 4);
+    }
+  } else {
+    for (std::size_t s = 0; s < n; ++s) {
+      const Clk d = c[s + 1] - c0;
+      std::memcpy(p + 8 * s, &d, 8);
     }
   }
-  out.append(buf, static_cast<std::size_t>(p - buf));
 }
 
 void RankRetimer::get_clocks(const char*& p, Clk* c) const {
-  std::memcpy(c, p, sizeof(Clk));
+  Clk c0;
+  std::memcpy(&c0, p, sizeof(Clk));
+  c[0] = c0;
   const bool small = p[sizeof(Clk)] != 0;
   p += sizeof(Clk) + 1;
-  for (std::uint32_t s = 1; s < S_; ++s) {
-    if (small) {
+  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
+  if (small) {
+    for (std::size_t s = 0; s < n; ++s) {
       std::int32_t d32;
-      std::memcpy(&d32, p, 4);
-      p += 4;
-      c[s] = c[0] + d32;
-    } else {
-      Clk d;
-      std::memcpy(&d, p, 8);
-      p += 8;
-      c[s] = c[0] + d;
+      std::memcpy(&d32, p + 4 * s, 4);
+      c[s + 1] = c0 + d32;
     }
+    p += 4 * n;
+  } else {
+    for (std::size_t s = 0; s < n; ++s) {
+      Clk d;
+      std::memcpy(&d, p + 8 * s, 8);
+      c[s + 1] = c0 + d;
+    }
+    p += 8 * n;
   }
 }
 

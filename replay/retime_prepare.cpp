@@ -105,6 +105,54 @@ double RankRetimer::visit_factor(EventIdx enter, int slot) const {
   return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
 }
 
+double RankRetimer::visit_factor(Part& g, EventIdx enter, int slot) const {
+  while (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] < enter) ++g.memo_head;
+  if (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] == enter)
+    return g.memo_factor[g.memo_head++];
+  // Walk this visit as visit_factor(enter, slot) does; the activities inside it at depth >= 1
+  // belong to the innermost region open there, and where that is a balanced visit noted
+  // below, they add to its sum.
+  constexpr int kDepth = 32;
+  std::int8_t open[kDepth];  // per depth below `enter`: the memo entry of that visit, or -1
+  Clk sum[Part::kMemo];
+  int slots[Part::kMemo];
+  std::uint8_t n = 0;
+  Clk x = 0;
+  int depth = 0;
+  Clk prev = T(enter);
+  for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
+    const Clk t = T(i);
+    if (depth == 0) {
+      x += busy(i, t - prev);
+    } else if (depth <= kDepth && open[depth - 1] >= 0) {
+      sum[open[depth - 1]] += busy(i, t - prev);
+    }
+    prev = t;
+    const EventKind k = trace_.kind[i];
+    if (k == EventKind::Enter) {
+      if (depth < kDepth) {
+        open[depth] = -1;
+        const int b = slot_of_[trace_.ref[i]];
+        if (b >= 0 && n < Part::kMemo) {
+          g.memo_enter[n] = i;
+          slots[n] = b;
+          sum[n] = 0;
+          open[depth] = static_cast<std::int8_t>(n++);
+        }
+      }
+      ++depth;
+    } else if (k == EventKind::Leave) {
+      if (depth == 0) break;
+      --depth;
+    }
+  }
+  for (std::uint8_t j = 0; j < n; ++j)
+    g.memo_factor[j] = sum[j] > 0 ? visit_mean_[slots[j]] / static_cast<double>(sum[j]) : -1.0;
+  g.memo_head = 0;
+  g.memo_size = n;
+  return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
+}
+
 MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
     : defs_(defs), trace_(trace) {
   sent.resize(trace.size());
@@ -188,7 +236,11 @@ SendNote RankRetimer::send_note(std::size_t i) const {
 void RankRetimer::take_send_note(const SendNote& note) {
   if (note.request >= trace_.size()) return;
   const std::size_t request = candidate_segment(note.request);
-  if (note.attach != UINT32_MAX) separate(note.attach, request);  // Late Receiver
+  if (note.attach != UINT32_MAX) {
+    separate(note.attach, request);  // Late Receiver
+    // Only a request whose send binds ships its call's Enter (forward) and hears back.
+    lr_req_.set(note.request);
+  }
   EventIdx completion = note.request;
   if (trace_.kind[note.request] == EventKind::IrecvRequest) completion = trace_.ref[note.request];
   if (completion < trace_.size() && recvd_.test(completion))

@@ -308,6 +308,12 @@ struct Part {
   };
   std::vector<Wait> waits;  ///< backward: records an earlier event needs
   Clk L = 0;                ///< backward: latest time of event e
+  /// forward: the balance factors of the balanced visits nested in the last visit whose
+  /// factor was found by walking it, in Enter order (RankRetimer::visit_factor(Part&, ...)).
+  static constexpr std::uint8_t kMemo = 16;
+  std::uint8_t memo_head = 0, memo_size = 0;
+  EventIdx memo_enter[kMemo];
+  double memo_factor[kMemo];
 };
 
 class Retimer;
