@@ -576,7 +576,17 @@ class RankRetimer {
   std::vector<std::uint8_t> disq_;
   std::vector<EventIdx> resets_;  ///< end events of the cuts, in order
   std::vector<Clk> reset_m_;      ///< their original latest begins
-  std::vector<double> part_visits_;
+  /// Per part, the balance visits open at its start: part_vis_[part_vis_first_[s] ..
+  /// part_vis_first_[s + 1]) (empty table: none anywhere).
+  struct OpenVisit {
+    std::int32_t slot;
+    double factor;
+  };
+  std::vector<std::uint32_t> part_vis_first_;
+  std::vector<OpenVisit> part_vis_;
+  /// planning: (part, Enter) of the regions open at each part's start whose call path has a
+  /// balance statistic, in part order (plan_stats, for part_visits)
+  std::vector<std::pair<std::uint32_t, EventIdx>> part_open_;
 
   FlatMap inbox_;
   std::vector<Clk> pool_;

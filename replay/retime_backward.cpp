@@ -80,6 +80,22 @@ bool RankRetimer::backward_step(Part& g) {
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
     const std::uint32_t link = link_of(e);
+    // An Enter or Leave that nobody waits at, that completes nothing and is no collective's
+    // begin or OpenMP synchronization: only its activity (steps (1) and (2) below have
+    // nothing to do).
+    if ((k == EventKind::Enter || k == EventKind::Leave) && e > 0 && e != g.start &&
+        link == kNoLink && g.waits.empty() && !sync_.test(e) &&
+        !(g.cc < colls_.size() && colls_[g.cc].begin == e)) {
+      const Clk own = T(e) - T(e - 1);
+      if (g.cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+        near_critical_[g.cp] += own;
+      g.L -= own;
+      while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+      moved = true;
+      --g.e;
+      g.cp = path_before(g.e, g.cp);
+      continue;
+    }
     // The collective whose begin e may be: the first entry ending after e.
     const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
                                         colls_[g.cc].source && colls_[g.cc].type != Bind::Reset

@@ -141,9 +141,10 @@ void RankRetimer::start_forward(Part& g, std::size_t s, std::size_t slot) {
   g.cc = s == 0 ? 0 : first_coll_ending_after(g.start);
   Clk* a = &clk_[slot * stride()];
   double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
-  for (std::size_t b = 0; b < B_; ++b)
-    vis[b] = part_visits_.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                  : part_visits_[s * B_ + b];
+  for (std::size_t b = 0; b < B_; ++b) vis[b] = std::numeric_limits<double>::quiet_NaN();
+  if (!part_vis_first_.empty())
+    for (std::uint32_t j = part_vis_first_[s]; j < part_vis_first_[s + 1]; ++j)
+      vis[part_vis_[j].slot] = part_vis_[j].factor;
   if (thread_ != 0) {
     // A worker thread's part starts at a team begin, which its fork binds (forward_step
     // takes it from here, without the thread's events of earlier parts: the cut between
@@ -226,6 +227,36 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
     const std::uint32_t link = link_of(e);
+    // A master's Enter or Leave that completes nothing, is no collective's begin or end, no
+    // OpenMP synchronization and not the test hook's: its activity and the call path it opens
+    // or closes, nothing else of the steps below applies (the unchanged clock keeps its check:
+    // only a synchronization or the hook can move it).
+    if ((k == EventKind::Enter || k == EventKind::Leave) && thread_ == 0 && link == kNoLink &&
+        !sync_.test(e) && e != nudge_ && g.pending.empty() &&
+        !(g.cc < colls_.size() && (colls_[g.cc].begin == e || colls_[g.cc].end == e))) {
+      const Clk t = T(e);
+      const Clk d = t - g.prev;
+      lag += d;
+      if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
+      const std::uint32_t r = trace_.ref[e];
+      if (k == EventKind::Enter) {
+        g.cp = r;
+        if (mpi_path_[r]) {
+          catch_up();
+          std::copy(a, a + S, enter);
+        }
+        const int b = slot_of_[r];
+        if (b >= 0) vis[b] = visit_factor(g, e, b);
+      } else {
+        const int b = slot_of_[r];
+        if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+        g.cp = parent(r);
+      }
+      g.prev = t;
+      ++g.e;
+      moved = true;
+      continue;
+    }
     // A worker thread's activities as activity_path has them (its outermost regions' parent
     // is its master's call path, not open on the thread).
     if (thread_ != 0) g.cp = activity_path(e);

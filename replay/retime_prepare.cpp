@@ -32,8 +32,16 @@ void RankRetimer::plan_stats() {
   stats_.assign(3 * m, 0);
   if (m == 0) return;
   std::vector<std::uint32_t> open;  // call paths of the open regions
+  std::vector<EventIdx> open_enter;  // and their Enter events
+  const std::size_t nparts = part_count();
+  std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
   for (EventIdx e = 0; e < trace_.size(); ++e) {
     const EventKind k = trace_.kind[e];
+    // The regions open where a part starts, for part_visits (their balance factors).
+    for (; next < nparts && part_start(next) == e; ++next)
+      for (std::size_t j = 0; j < open.size(); ++j)
+        if (stat_of_[open[j]] != UINT32_MAX)
+          part_open_.emplace_back(static_cast<std::uint32_t>(next), open_enter[j]);
     // (A worker thread's outermost regions hang below its master's call path, which is not
     // open on the thread: activity_path knows that.)
     const std::uint32_t cp = threads_       ? activity_path(e)
@@ -43,9 +51,11 @@ void RankRetimer::plan_stats() {
       stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
     if (k == EventKind::Enter) {
       open.push_back(trace_.ref[e]);
+      open_enter.push_back(e);
       if (stat_of_[trace_.ref[e]] != UINT32_MAX) stats_[m + stat_of_[trace_.ref[e]]] += 1;
     } else if (k == EventKind::Leave && !open.empty()) {
       open.pop_back();
+      open_enter.pop_back();
     }
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
@@ -376,35 +386,28 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
 
 void RankRetimer::part_visits() {
   const std::size_t nparts = part_count();
-  part_visits_.assign(nparts * B_, std::numeric_limits<double>::quiet_NaN());
-  if (B_ == 0 || nparts <= 1) return;
-  struct Open {
-    EventIdx enter;
-    int slot;
-    double factor;
-    bool known;
-  };
-  std::vector<Open> stack;
-  bool any = false;
-  std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
-  for (EventIdx e = 0; e < trace_.size() && next < nparts; ++e) {
-    for (; next < nparts && part_start(next) == e; ++next)
-      for (Open& o : stack) {
-        if (o.slot < 0) continue;
-        if (!o.known) {
-          o.factor = visit_factor(o.enter, o.slot);
-          o.known = true;
-        }
-        part_visits_[next * B_ + static_cast<std::size_t>(o.slot)] = o.factor;
-        any = true;
-      }
-    if (trace_.kind[e] == EventKind::Enter)
-      stack.push_back(Open{e, slot_of_[trace_.ref[e]], 0.0, false});
-    else if (trace_.kind[e] == EventKind::Leave && !stack.empty())
-      stack.pop_back();
+  std::vector<std::uint32_t>().swap(part_vis_first_);
+  std::vector<OpenVisit>().swap(part_vis_);
+  std::vector<std::pair<std::uint32_t, EventIdx>> open;
+  open.swap(part_open_);
+  if (B_ == 0 || nparts <= 1 || open.empty()) return;
+  part_vis_first_.assign(nparts + 1, 0);
+  // A visit open at several part starts is walked once.
+  std::unordered_map<EventIdx, double> known;
+  for (const auto& [part, enter] : open) {
+    const int slot = slot_of_[trace_.ref[enter]];
+    if (slot < 0) continue;
+    auto it = known.find(enter);
+    if (it == known.end()) it = known.emplace(enter, visit_factor(enter, slot)).first;
+    part_vis_.push_back(OpenVisit{slot, it->second});
+    ++part_vis_first_[part + 1];
   }
-  // A worker thread's parts start outside its regions: usually nothing to keep.
-  if (thread_ != 0 && !any) std::vector<double>().swap(part_visits_);
+  for (std::size_t s = 0; s < nparts; ++s) part_vis_first_[s + 1] += part_vis_first_[s];
+  if (part_vis_.empty()) {
+    std::vector<std::uint32_t>().swap(part_vis_first_);
+  } else {
+    part_vis_.shrink_to_fit();
+  }
 }
 
 bool RankRetimer::world_like(std::uint32_t c) const {
