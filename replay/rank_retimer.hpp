@@ -165,8 +165,8 @@ class RankRetimer {
 
   /// Segment of event e among the candidate cut points: how many candidate ends are <= e.
   std::size_t candidate_segment(EventIdx e) const {
-    return static_cast<std::size_t>(std::upper_bound(cand_end_.begin(), cand_end_.end(), e) -
-                                    cand_end_.begin());
+    // The candidates ending at or before e (cand_bits_ marks their ends).
+    return e + 1 < trace_.size() ? cand_bits_.rank(e + 1) : cand_end_.size();
   }
 
   /// Candidates a .. b - 1 (or b .. a - 1) lie between a constraint in segment a and its
@@ -540,6 +540,13 @@ class RankRetimer {
   // Scenarios.
   std::vector<Mod> mods_;
   std::vector<std::uint32_t> change_begin_;  ///< per call path: its changes in mods_
+  /// per call path: its changes in chg_ by kind, [zero, factor) zeroing, [factor, slot) other
+  /// factors, [slot, end) balance slots (apply_changes)
+  struct ChangeRange {
+    std::uint32_t zero = 0, factor = 0, slot = 0, end = 0;
+  };
+  std::vector<ChangeRange> chg_first_;
+  std::vector<Mod> chg_;
   std::vector<int> slot_of_;                 ///< per call path: its balance slot, or -1
   std::vector<std::uint8_t> mpi_path_;       ///< per call path: an MPI region's
   std::vector<double> visit_mean_;           ///< per balance slot: ticks of a visit
@@ -568,6 +575,7 @@ class RankRetimer {
   std::uint32_t best_ = UINT32_MAX;  ///< the communicator of the cut candidates
   std::vector<const InstanceInfo*> cands_;  ///< preparation: the candidates, by instance
   std::vector<EventIdx> cand_end_;
+  EventBits cand_bits_;  ///< the candidates' ends, while preparing
   std::vector<Ticks> cand_m_;  ///< per candidate: its original latest begin
   /// Preparation, as a host: the first and last candidate segment of each instance's begins.
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span_;

@@ -17,22 +17,24 @@ namespace cpreplay::replay::detail::retiming {
 
 void RankRetimer::apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis,
                                 EventIdx e) const {
-  for (std::uint32_t i = change_begin_[cp]; i < change_begin_[cp + 1]; ++i) {
-    const Mod& m = mods_[i];
-    double f = m.factor;
-    if (m.slot >= 0) {
-      f = vis[m.slot];
-      if (f < 0.0) {
-        // A visit without non-waiting time: the mean is added at its Leave.
-        a[m.clock] -= d;
-        if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
-          a[m.clock] += round_half_away(visit_mean_[m.slot]);
-        continue;
-      }
-      if (std::isnan(f)) continue;
+  const ChangeRange& r = chg_first_[cp];
+  const Mod* m = chg_.data();
+  // Zeroing needs no rounding: round_half_away(d * 0) = 0.
+  for (std::uint32_t i = r.zero; i < r.factor; ++i) a[m[i].clock] -= d;
+  const double dd = static_cast<double>(d);
+  for (std::uint32_t i = r.factor; i < r.slot; ++i)
+    a[m[i].clock] += round_half_away(dd * m[i].factor) - d;
+  for (std::uint32_t i = r.slot; i < r.end; ++i) {
+    const double f = vis[m[i].slot];
+    if (f < 0.0) {
+      // A visit without non-waiting time: the mean is added at its Leave.
+      a[m[i].clock] -= d;
+      if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
+        a[m[i].clock] += round_half_away(visit_mean_[m[i].slot]);
+      continue;
     }
-    // Zeroing (f = 0) needs no rounding: round_half_away(d * 0) = 0.
-    a[m.clock] += f == 0.0 ? -d : round_half_away(static_cast<double>(d) * f) - d;
+    if (std::isnan(f)) continue;
+    a[m[i].clock] += round_half_away(dd * f) - d;
   }
 }
 

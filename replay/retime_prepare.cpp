@@ -31,31 +31,37 @@ void RankRetimer::plan_stats() {
       stat_of_[c.callpath] = static_cast<std::uint32_t>(m++);
   stats_.assign(3 * m, 0);
   if (m == 0) return;
-  std::vector<std::uint32_t> open;  // call paths of the open regions
-  std::vector<EventIdx> open_enter;  // and their Enter events
+  struct Open {
+    std::uint32_t cp;
+    EventIdx enter;
+  };
+  std::vector<Open> open;  // the open regions
   const std::size_t nparts = part_count();
   std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
+  EventIdx next_start = next < nparts ? part_start(next) : kNoEvent;
+  std::uint32_t inner = UINT32_MAX;  // the innermost open region's call path
+  Clk prev = trace_.size() > 0 ? T(0) : 0;
   for (EventIdx e = 0; e < trace_.size(); ++e) {
-    const EventKind k = trace_.kind[e];
     // The regions open where a part starts, for part_visits (their balance factors).
-    for (; next < nparts && part_start(next) == e; ++next)
-      for (std::size_t j = 0; j < open.size(); ++j)
-        if (stat_of_[open[j]] != UINT32_MAX)
-          part_open_.emplace_back(static_cast<std::uint32_t>(next), open_enter[j]);
+    for (; e == next_start; next_start = ++next < nparts ? part_start(next) : kNoEvent)
+      for (const Open& o : open)
+        if (stat_of_[o.cp] != UINT32_MAX)
+          part_open_.emplace_back(static_cast<std::uint32_t>(next), o.enter);
+    const EventKind k = trace_.kind[e];
+    const Clk t = T(e);
     // (A worker thread's outermost regions hang below its master's call path, which is not
     // open on the thread: activity_path knows that.)
-    const std::uint32_t cp = threads_       ? activity_path(e)
-                             : open.empty() ? UINT32_MAX
-                                            : open.back();
+    const std::uint32_t cp = threads_ ? activity_path(e) : inner;
     if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
-      stats_[stat_of_[cp]] += busy(e, T(e) - T(e - 1));
+      stats_[stat_of_[cp]] += busy(e, t - prev);
+    prev = t;
     if (k == EventKind::Enter) {
-      open.push_back(trace_.ref[e]);
-      open_enter.push_back(e);
-      if (stat_of_[trace_.ref[e]] != UINT32_MAX) stats_[m + stat_of_[trace_.ref[e]]] += 1;
+      inner = trace_.ref[e];
+      open.push_back(Open{inner, e});
+      if (stat_of_[inner] != UINT32_MAX) stats_[m + stat_of_[inner]] += 1;
     } else if (k == EventKind::Leave && !open.empty()) {
       open.pop_back();
-      open_enter.pop_back();
+      inner = open.empty() ? UINT32_MAX : open.back().cp;
     }
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
@@ -87,6 +93,21 @@ void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
     ++change_begin_[c.callpath + 1];
   }
   for (std::size_t c = 0; c < n; ++c) change_begin_[c + 1] += change_begin_[c];
+  // The same changes by kind for apply_changes: zeroing, other factors, balance slots (each
+  // adds to its own clock from the activity's time alone, so their order does not matter).
+  chg_first_.assign(n, ChangeRange{});
+  chg_.clear();
+  for (std::size_t c = 0; c < n; ++c) {
+    ChangeRange& r = chg_first_[c];
+    const auto kind_of = [](const Mod& x) { return x.slot >= 0 ? 2 : x.factor == 0.0 ? 0 : 1; };
+    std::uint32_t* ends[3] = {&r.factor, &r.slot, &r.end};
+    r.zero = static_cast<std::uint32_t>(chg_.size());
+    for (int kind = 0; kind < 3; ++kind) {
+      for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
+        if (kind_of(mods_[i]) == kind) chg_.push_back(mods_[i]);
+      *ends[kind] = static_cast<std::uint32_t>(chg_.size());
+    }
+  }
   B_ = visit_mean_.size();
   mpi_path_.assign(n, 0);
   for (std::size_t c = 0; c < n; ++c)
@@ -316,6 +337,10 @@ void RankRetimer::prepare_messages(bool complete) {
     cand_m_.push_back(c->latest_begin);
     disq_.push_back(c->reset_ok ? 0 : 1);
   }
+  // candidate_segment by counting, not searching (the notes ask it for every message).
+  cand_bits_.resize(trace_.size());
+  for (const EventIdx end : cand_end_) cand_bits_.set(end);
+  cand_bits_.finish();
   // (2) Messages, matched as the forward replay matches them (the driver; take_matches).
 }
 
@@ -325,6 +350,28 @@ void RankRetimer::prepare_separate() {
   for (const InstanceInfo& info : infos_)
     if (info.entry.type != Bind::None && info.entry.comm != best_) colls_.push_back(info.entry);
 }
+
+namespace {
+
+/// Sorts by event, least significant 11 bits first (stable; entries of one event keep their
+/// order, which nothing depends on: their ready times are reduced by max).
+void sort_by_event(std::vector<Ready>& v) {
+  if (v.size() < 2) return;
+  EventIdx top = 0;
+  for (const Ready& r : v) top = std::max<EventIdx>(top, r.event);
+  std::vector<Ready> tmp(v.size());
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  for (int shift = 0; shift < 32 && (top >> shift) != 0; shift += kBits) {
+    std::size_t count[kBuckets + 1] = {};
+    for (const Ready& r : v) ++count[((r.event >> shift) & (kBuckets - 1)) + 1];
+    for (std::size_t b = 0; b < kBuckets; ++b) count[b + 1] += count[b];
+    for (const Ready& r : v) tmp[count[(r.event >> shift) & (kBuckets - 1)]++] = r;
+    v.swap(tmp);
+  }
+}
+
+}  // namespace
 
 void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
   const std::size_t n = trace_.size();
@@ -339,6 +386,7 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
     }
   std::vector<const InstanceInfo*>().swap(cands_);
   std::vector<EventIdx>().swap(cand_end_);
+  cand_bits_ = EventBits{};
   std::vector<Ticks>().swap(cand_m_);
   std::vector<std::uint8_t>().swap(disq_);
   if (!team_.empty()) prepare_openmp();
@@ -355,8 +403,7 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
             [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
   // (6) Each synchronization's original completion time: its end minus the latest original
   // ready time (its own previous event, or what the rules say it waits for).
-  std::sort(ready_.begin(), ready_.end(),
-            [](const Ready& a, const Ready& b) { return a.event < b.event; });
+  sort_by_event(ready_);
   // The completions of one call bind at its first one.
   EventIdx call = kNoEvent, first = kNoEvent;
   for (Ready& r : ready_) {
