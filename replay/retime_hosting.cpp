@@ -17,12 +17,12 @@ namespace cpreplay::replay::detail::retiming {
 
 void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c) {
   const Clk c0 = c[0];
-  bool small = true;
-  for (std::uint32_t s = 1; s < S_; ++s) {
-    const Clk d = c[s] - c0;
-    small &= d >= std::numeric_limits<std::int32_t>::min() &&
-             d <= std::numeric_limits<std::int32_t>::max();
-  }
+  // d fits 32 bits iff d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
+  // (vectorizable; a signed range check is not, without 64-bit compares).
+  std::uint64_t high = 0;
+  for (std::uint32_t s = 1; s < S_; ++s)
+    high |= (static_cast<std::uint64_t>(c[s] - c0) + (std::uint64_t{1} << 31)) >> 32;
+  const bool small = high == 0;
   // Written straight into the buffer's tail (one grow, no zero-fill of a scratch copy).
   const std::size_t n = S_ > 0 ? S_ - 1 : 0;
   char* p = out.extend(sizeof(Clk) + 1 + (small ? 4 : 8) * n);
