@@ -7,19 +7,25 @@
 # threads), over the events of the largest process. Nothing here is asserted by the test suite.
 #
 # usage: [SCOUT=.../scout.mpi] [SCOUT_HYB=.../scout.hyb] bench/real.sh [--runs N] [--build DIR]
-#          [--trace ANCHOR ...]
+#          [--no-bind] [--trace ANCHOR ...]
+#   Ranks that outnumber the cores are bound round-robin to them (--bind-to
+#   core:overload-allowed), as bench/run.sh does, for cpreplay and scout alike (not for hybrid
+#   traces, whose scout.hyb threads would share one core); --no-bind leaves placement to the
+#   kernel (Open MPI's default), which spreads the wall times more.
 #   default traces: the reference (simtrace.py stencil --ranks 4 --iters 50000 --seed 11, made once
 #   into /tmp/cpreplay-bench/) and ../shared/real/{hpccg-4,hpccg-4u,lulesh-8x2}. Traces are copied
 #   to a scratch directory (scout writes next to the trace). Needs farm-bench.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build="$here/build" runs=5 traces=()
+build="$here/build" runs=5 traces=() bind=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --trace) traces+=("$2"); shift 2 ;;
-    *) echo "usage: bench/real.sh [--runs N] [--build DIR] [--trace ANCHOR ...]" >&2; exit 2 ;;
+    --no-bind) bind=0; shift ;;
+    *) echo "usage: bench/real.sh [--runs N] [--build DIR] [--no-bind] [--trace ANCHOR ...]" >&2
+       exit 2 ;;
   esac
 done
 command -v farm-bench >/dev/null || { echo "bench/real.sh: needs farm-bench" >&2; exit 1; }
@@ -47,11 +53,13 @@ threads_of() {
 }
 # peak per process (MB) and events on the largest process, from a cpreplay -v run
 peak_of() {  # np anchor -> "peak_mb events"
-  mpirun --oversubscribe -np "$1" "$cpreplay" -v -o "$scratch/p.cubex" "$2" 2>&1 >/dev/null |
+  local binding=()
+  [ "$bind" = 1 ] && [ "$1" -gt "$(nproc)" ] && binding=(--bind-to core:overload-allowed)
+  mpirun --oversubscribe "${binding[@]}" -np "$1" "$cpreplay" -v -o "$scratch/p.cubex" "$2" 2>&1 >/dev/null |
     sed -n 's/.*peak memory per process \([0-9.]*\) MB (max).*, \([0-9]*\) events on the largest.*/\1 \2/p'
 }
 
-echo "bench/real.sh: $(date -u '+%F %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg), $runs alternating pairs per line (medians; machine shared with other developers: noisy)"
+echo "bench/real.sh: $(date -u '+%F %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg), $runs alternating pairs per line (medians), ranks beyond $(nproc) cores $([ "$bind" = 1 ] && echo bound round-robin || echo unbound)"
 printf '%-18s %9s %7s | %-22s %8s %8s %7s %7s\n' trace ev/proc threads "A vs B" "A wall" "B wall" "A/B" "A/B mem"
 for anchor in "${traces[@]}"; do
   name=$(basename "$(dirname "$anchor")")
@@ -61,6 +69,8 @@ for anchor in "${traces[@]}"; do
   np=$("$cpreplay" --count-ranks "$copy")
   th=$(threads_of "$copy")
   run="mpirun --oversubscribe -np $np"
+  # (Not for hybrid traces: scout.hyb's OpenMP threads would share their rank's one core.)
+  [ "$bind" = 1 ] && [ "$th" = 1 ] && [ "$np" -gt "$(nproc)" ] && run+=" --bind-to core:overload-allowed"
   read -r peak events <<<"$(peak_of "$np" "$copy")"
   line() {  # label file
     printf '%-18s %9s %7s | %-22s %8s %8s %7s %7s\n' "$name" "$events" "$th" "$1" \
