@@ -26,18 +26,22 @@ namespace detail::retiming {
 
 /// Parts replayed at a time. A part ships a few records per round, each with a value per
 /// clock: a quarter of --window, so that a round ships about --window records per rank. And no
-/// more than keep the window's clocks (every held location's, per part) within about a core's
-/// L2 cache: with 31 clocks, 1024 parts (0.5 MB of clocks per rank) replayed 15-25 % slower
-/// than 256 or 512 on the bench reference trace (bench/RESULTS.md, session 13). At least 64,
-/// as fewer parts mean more rounds. The values do not depend on it.
-std::size_t parts_per_window(const RetimeRequest& request, const Shard& shard, std::uint32_t S) {
+/// more than keep a rank's clocks of the window (its master's and its threads', per part)
+/// within about a core's L2 cache: with 31 clocks, 1024 parts (0.5 MB of clocks per rank)
+/// replayed 15-25 % slower than 256 or 512 on the bench reference trace (bench/RESULTS.md,
+/// session 13). At least 64, as fewer parts mean more rounds. The same on every process and
+/// for every number of processes (from the definitions alone), as the rounds are; the values
+/// do not depend on it.
+std::size_t parts_per_window(const RetimeRequest& request, const Definitions& defs,
+                             std::uint32_t S) {
   constexpr std::size_t kClockBudget = 192 * 1024;
-  std::size_t per_part = 0;  // a master's clocks, its MPI call's and balance factors; a thread's
-  for (std::size_t i = 0; i < shard.traces.size(); ++i) {
-    per_part += 3 * std::size_t{S} * sizeof(Clk);
-    if (i < shard.workers.size()) per_part += shard.workers[i].size() * 2 * S * sizeof(Clk);
-  }
-  const std::size_t fit = std::max<std::size_t>(kClockBudget / std::max<std::size_t>(per_part, 1), 64);
+  std::size_t threads = 1;
+  for (const Process& p : defs.processes)
+    threads = std::max<std::size_t>(threads, p.workers.size() + 1);
+  // A master's clocks, its MPI call's and balance factors; each worker thread's clocks and
+  // balance factors.
+  const std::size_t per_part = (3 + 2 * (threads - 1)) * std::size_t{S} * sizeof(Clk);
+  const std::size_t fit = std::max<std::size_t>(kClockBudget / per_part, 64);
   return std::max<std::size_t>(std::min(request.window / 4, fit), 1);
 }
 
@@ -50,7 +54,7 @@ class Retimer {
           const RetimeRequest& request)
       : world_(world), defs_(defs), shard_(shard), req_(request),
         S_(std::max<std::uint32_t>(request.clocks, 1)),
-        ctx_{defs, tree, request, S_, parts_per_window(request, shard, S_),
+        ctx_{defs, tree, request, S_, parts_per_window(request, defs, S_),
              request.path_clock >= 0 && request.path_clock < static_cast<int>(S_)
                  ? request.path_clock
                  : -1} {
