@@ -143,6 +143,36 @@ std::string callpath_name(const Definitions& defs, const CallTree& tree, std::ui
   return path;
 }
 
+std::vector<std::string> callpath_names(const Definitions& defs, const CallTree& tree) {
+  const std::size_t n = tree.size();
+  std::vector<std::string> regions(defs.regions.size());
+  std::vector<std::uint8_t> known(defs.regions.size(), 0);
+  auto region = [&](CallpathId c) -> const std::string& {
+    const RegionId r = tree.node(c).region;
+    if (!known[r.value]) {
+      regions[r.value] = demangle(defs.region(r).name);
+      known[r.value] = 1;
+    }
+    return regions[r.value];
+  };
+  std::vector<std::string> names(n);
+  std::vector<std::uint8_t> done(n, 0);
+  std::vector<std::uint32_t> chain;
+  for (std::uint32_t cp = 0; cp < n; ++cp) {
+    // The ancestors not named yet, innermost first; then named from the outermost in.
+    for (CallpathId c{cp}; c.valid() && !done[c.value]; c = tree.node(c).parent)
+      chain.push_back(c.value);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const CallpathId c{*it};
+      const CallpathId parent = tree.node(c).parent;
+      names[*it] = parent.valid() ? names[parent.value] + "/" + region(c) : region(c);
+      done[*it] = 1;
+    }
+    chain.clear();
+  }
+  return names;
+}
+
 std::string rank_list(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   std::vector<std::string> parts;
@@ -167,6 +197,12 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
                       const std::vector<WaitStateResult>& waits, const CriticalPathSummary& path,
                       const std::vector<std::vector<Severity>>* threads) {
   const std::size_t n = tree.size();
+  const std::vector<std::string> names = callpath_names(defs, tree);
+  // (A call path id out of range reads as callpath_name has it: empty.)
+  auto name_of = [&](std::uint32_t cp) -> const std::string& {
+    static const std::string none;
+    return cp < names.size() ? names[cp] : none;
+  };
   const int ranks = defs.ranks();
   const std::size_t held = shard.size();
   // The locations of the critical-path table and the impact split, as of the indicators: the
@@ -434,7 +470,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
   for (std::uint32_t c = 0; c < n; ++c) {
     if (cp_sum[c] <= 0.0) continue;
     SummaryCallpath row_c;
-    row_c.path = callpath_name(defs, tree, c);
+    row_c.path = name_of(c);
     row_c.name = demangle(defs.region(tree.node(CallpathId{c}).region).name);
     row_c.critical_path = cp_sum[c];
     row_c.critical_path_share = path.length > 0.0 ? cp_sum[c] / path.length : 0.0;
@@ -468,7 +504,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     m.share = s.allocation_time > 0.0 ? m.seconds / s.allocation_time : 0.0;
     std::sort(where.rbegin(), where.rend());
     for (std::size_t i = 0; i < where.size() && i < 3; ++i)
-      m.callpaths.push_back({callpath_name(defs, tree, where[i].second), where[i].first});
+      m.callpaths.push_back({name_of(where[i].second), where[i].first});
     for (std::size_t p = 0; p < kCauseCount; ++p) {
       if (kCauses[p].wait != kWaitRows[k]) continue;
       const double* rows = row(kCauseBase + p * kCauseRows);
@@ -487,7 +523,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
         const double delay = delay_sum(p, slot[i]);
         if (delay < kCauseOfWait * m.seconds || delay < kCauseOfPath * path.length) break;
         SummaryWaitMetric::Cause cause;
-        cause.path = callpath_name(defs, tree, slot[i]);
+        cause.path = name_of(slot[i]);
         cause.short_term = rows[slot[i]];
         cause.long_term = rows[n + slot[i]];
         cause.rank_count = slot_count[i];
@@ -530,7 +566,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     if (c.imbalance_share < 0.05) continue;
     const std::uint32_t cpid = [&] {
       for (std::uint32_t i = 0; i < n; ++i)
-        if (callpath_name(defs, tree, i) == c.path) return i;
+        if (name_of(i) == c.path) return i;
       return 0u;
     }();
     // Where partitions doing different work explain the imbalance, the partition finding
@@ -625,7 +661,7 @@ Summary build_summary(const replay::World& world, const Definitions& defs, const
     const MetricInfo& info = metric_info(static_cast<Metric>(w.metric));
     inst.metric = info.uniq_name;
     inst.name = info.disp_name;
-    inst.path = callpath_name(defs, tree, w.callpath);
+    inst.path = name_of(w.callpath);
     inst.rank = w.rank;
     inst.start = w.start;
     inst.duration = w.duration;

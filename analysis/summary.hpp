@@ -50,4 +50,9 @@ std::string rank_list(std::vector<int> ranks);
 /// "sim.exe/main/work" for a call path.
 std::string callpath_name(const Definitions& defs, const CallTree& tree, std::uint32_t cp);
 
+/// callpath_name of every call path, indexed by call path: each region's name demangled once
+/// (a C++ trace's names are long and deep; per call path and depth it cost more than the
+/// analysis of HPCCG unfiltered).
+std::vector<std::string> callpath_names(const Definitions& defs, const CallTree& tree);
+
 }  // namespace cpreplay::analysis

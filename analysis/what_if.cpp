@@ -200,15 +200,23 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
   w.near_critical_fraction = r.near_critical_fraction;
   w.top = static_cast<int>(r.top);
   w.released = r.released;
+  const std::vector<std::string> names = callpath_names(defs, tree);
+  // (A call path id out of range reads as callpath_name has it: empty.)
+  auto name_of = [&](std::uint32_t cp) -> const std::string& {
+    static const std::string none;
+    return cp < names.size() ? names[cp] : none;
+  };
+  // The summary's call-path rows by name (the last of equal names, as a search would find).
+  std::unordered_map<std::string, const SummaryCallpath*> rows;
+  for (const SummaryCallpath& sc : s.callpaths) rows[sc.path] = &sc;
   auto row = [&](std::uint32_t c) {
     SummaryWhatIfCallpath p;
-    p.path = callpath_name(defs, tree, c);
+    p.path = name_of(c);
     p.name = demangle(defs.region(tree.node(CallpathId{c}).region).name);
-    for (const SummaryCallpath& sc : s.callpaths)
-      if (sc.path == p.path) {
-        p.critical_path = sc.critical_path;
-        p.imbalance = sc.imbalance;
-      }
+    if (const auto it = rows.find(p.path); it != rows.end()) {
+      p.critical_path = it->second->critical_path;
+      p.imbalance = it->second->imbalance;
+    }
     p.near_critical = c < r.near_critical.size() ? r.near_critical[c] : 0.0;
     // Hybrid traces: the critical path over all thread locations (the summary's call-path
     // rows are the master threads').
@@ -246,7 +254,7 @@ void describe_what_if(Summary& s, const WhatIfResult& r, const Definitions& defs
       return r.scenario_path[a] > r.scenario_path[b];
     });
     for (std::size_t i = 0; i < on.size() && i < kScenarioPathTop; ++i)
-      sc.critical_path.push_back({callpath_name(defs, tree, on[i]), r.scenario_path[on[i]],
+      sc.critical_path.push_back({name_of(on[i]), r.scenario_path[on[i]],
                                   length > 0.0 ? r.scenario_path[on[i]] / length : 0.0});
     w.scenarios.push_back(sc);
   }

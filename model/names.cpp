@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <memory>
 
 namespace cpreplay {
@@ -194,30 +195,33 @@ std::vector<std::string> shorten_names(const std::vector<std::string>& names,
 }
 
 std::vector<std::string> split_callpath(const std::string& path) {
+  // Components are cut out whole (call paths of C++ templates run to thousands of characters).
   std::vector<std::string> parts;
-  std::string current;
+  std::size_t start = 0;
   int depth = 0;
   for (std::size_t i = 0; i < path.size(); ++i) {
     const char c = path[i];
     if (c == '<' || c == '(' || c == '[' || c == '{') ++depth;
     if ((c == '>' || c == ')' || c == ']' || c == '}') && depth > 0) --depth;
-    const bool op = current.size() >= 8 && current.compare(current.size() - 8, 8, "operator") == 0;
-    if (c == '/' && depth == 0 && !op) {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
+    if (c != '/' || depth != 0) continue;
+    // "operator/" is a name, not a separator.
+    if (i - start >= 8 && path.compare(i - 8, 8, "operator") == 0) continue;
+    parts.push_back(path.substr(start, i - start));
+    start = i + 1;
   }
-  parts.push_back(current);
+  parts.push_back(path.substr(start));
   return parts;
 }
 
 std::string callee_of(const std::string& path) { return split_callpath(path).back(); }
 
-std::string shorten_callpath(const std::string& path, std::size_t width, std::size_t tail) {
-  std::vector<std::string> c = split_callpath(path);
-  if (c.size() > 1) c.erase(c.begin());  // the program root
+namespace {
+
+/// shorten_callpath on a path already split, without its program root; `name` shortens one
+/// component as shorten_name does (shorten_callpaths remembers what it returned).
+template <class Name>
+std::string shorten_split(const std::vector<std::string>& c, std::size_t width, std::size_t tail,
+                          Name&& name) {
   const std::size_t n = c.size();
   const std::string whole = join(c);
   if (whole.size() <= width || tail >= n) {
@@ -225,7 +229,7 @@ std::string shorten_callpath(const std::string& path, std::size_t width, std::si
     // Every component is wanted: each name shortened, none left out.
     std::string out;
     for (std::size_t i = 0; i < n; ++i)
-      out += (i ? "/" : "") + shorten_name(c[i], i + 1 == n ? width : width / 2);
+      out += (i ? "/" : "") + name(c[i], i + 1 == n ? width : width / 2);
     return out;
   }
   tail = std::max<std::size_t>(tail, 1);
@@ -233,15 +237,15 @@ std::string shorten_callpath(const std::string& path, std::size_t width, std::si
   const std::string head = c[0] + "/" + kEllipsis + "/";
   const std::string dots = std::string(kEllipsis) + "/";
   std::string kept;
-  for (std::size_t i = n - tail; i + 1 < n; ++i) kept += shorten_name(c[i], width / 2) + "/";
+  for (std::size_t i = n - tail; i + 1 < n; ++i) kept += name(c[i], width / 2) + "/";
   // The callee is never cut shorter than it would be behind ".../" alone; the first component
   // stays only where it costs the callee nothing.
   auto room = [&](std::size_t before) {
     const std::size_t alone = width > dots.size() ? width - dots.size() : 0;
     return std::max(width > before ? width - before : 0, alone);
   };
-  const std::string callee_alone = shorten_name(c[n - 1], room(kept.size() + dots.size()));
-  const std::string callee_with_head = shorten_name(c[n - 1], room(kept.size() + head.size()));
+  const std::string callee_alone = name(c[n - 1], room(kept.size() + dots.size()));
+  const std::string callee_with_head = name(c[n - 1], room(kept.size() + head.size()));
   const bool keep_head = callee_with_head == callee_alone &&
                          head.size() + kept.size() + callee_alone.size() <= width;
   const std::string prefix = keep_head ? head : dots;
@@ -261,6 +265,29 @@ std::string shorten_callpath(const std::string& path, std::size_t width, std::si
   return prefix + text;
 }
 
+/// shorten_name's results by width and name, for one shorten_callpaths call.
+class NameCache {
+ public:
+  const std::string& operator()(const std::string& name, std::size_t width) {
+    auto& texts = by_width_[width];
+    auto it = texts.find(name);
+    if (it == texts.end()) it = texts.emplace(name, shorten_name(name, width)).first;
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::size_t, std::unordered_map<std::string, std::string>> by_width_;
+};
+
+}  // namespace
+
+std::string shorten_callpath(const std::string& path, std::size_t width, std::size_t tail) {
+  std::vector<std::string> c = split_callpath(path);
+  if (c.size() > 1) c.erase(c.begin());  // the program root
+  return shorten_split(c, width, tail,
+                       [](const std::string& n, std::size_t w) { return shorten_name(n, w); });
+}
+
 std::vector<std::string> shorten_callpaths(const std::vector<std::string>& paths,
                                            std::size_t width) {
   // Each path's components without the program root, and the ancestors it shows besides the
@@ -274,10 +301,11 @@ std::vector<std::string> shorten_callpaths(const std::vector<std::string>& paths
     comps[i] = split_callpath(paths[i]);
     if (comps[i].size() > 1) comps[i].erase(comps[i].begin());
   }
+  NameCache name;
   auto text = [&](std::size_t i) {
     if (whole[i] == 1) return join(comps[i]);
     if (whole[i] == 2) return paths[i];
-    if (ancestors[i].empty()) return shorten_callpath(paths[i], width);
+    if (ancestors[i].empty()) return shorten_split(comps[i], width, 1, name);
     // The callee as shorten_callpath cuts it, the ancestors that tell it apart with their names
     // cut to `width`, "..." for each gap between them.
     const std::vector<std::string>& c = comps[i];
@@ -291,8 +319,8 @@ std::vector<std::string> shorten_callpaths(const std::vector<std::string>& paths
     std::size_t next = 0;  // the first component not yet written or elided
     for (const std::size_t at : shown) {
       if (at > next) out += at == 1 && c[0].size() <= 8 ? c[0] + "/" : std::string(kEllipsis) + "/";
-      out += at + 1 == n ? shorten_name(c[at], width > 4 ? width - 4 : width)
-                         : shorten_name(c[at], width) + "/";
+      out += at + 1 == n ? name(c[at], width > 4 ? width - 4 : width)
+                         : name(c[at], width) + "/";
       next = at + 1;
     }
     return out;
