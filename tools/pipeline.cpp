@@ -3,6 +3,7 @@
 #include "tools/pipeline.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -47,6 +48,17 @@ std::uint64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+/// Resident memory of this process now, in bytes (0 where /proc/self/statm is not there).
+std::uint64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long pages = 0, resident = 0;
+  const int got = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  if (got != 2) return 0;
+  return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 using replay::release_free_memory;
@@ -294,6 +306,7 @@ class Pipeline {
       rc = analysis::root_cause_pass(world_, defs_, tree_, shard_, waits_, sev_,
                                      hybrid_ ? &worker_sev_ : nullptr, settings_.window);
     });
+    release_free_memory();  // the phase's tables: the report's rows come next
     phase_end(std::to_string(sum_over_ranks(world_, rc.synchpoints)) + " synchronization points, " +
               std::to_string(rc.rounds) + " rounds");
     if (rc.skipped > 0 && world_.rank() == 0)
@@ -314,19 +327,24 @@ class Pipeline {
       path_ = analysis::thread_critical_path_pass(world_, shard_.blocks, defs_, tree_, cp_, sev_,
                                                   worker_sev_, worker_tail_);
     std::vector<std::vector<std::vector<double>>>().swap(worker_tail_);
+    stretches_.clear();
+    for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
+    std::vector<analysis::CriticalPathResult>().swap(cp_);  // per-call-path arrays, done
+    phase_end("critical path " + std::to_string(path_.length) + " s");
+  }
+
+  /// The metric tree's final shape once every analysis has stored its leaves: MPI-only metrics
+  /// off non-MPI call paths, derived metrics (differences, sums of children) computed.
+  void finalize_metrics() {
     for (std::vector<analysis::Severity>& threads : worker_sev_)
       for (analysis::Severity& sev : threads) {
         analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
         analysis::finalize_metric_tree(sev);
       }
-    stretches_.clear();
-    for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
-    std::vector<analysis::CriticalPathResult>().swap(cp_);  // per-call-path arrays, done
     for (analysis::Severity& sev : sev_) {
       analysis::drop_mpi_only_on_non_mpi(defs_, tree_, sev);
       analysis::finalize_metric_tree(sev);
     }
-    phase_end("critical path " + std::to_string(path_.length) + " s");
   }
 
   /// What if: the gains of zeroing, balancing and rebalancing the top call paths, the
@@ -553,9 +571,10 @@ class Pipeline {
     };
     char peak[160];
     std::snprintf(peak, sizeof peak,
-                  "  [process 0 peak %.1f MB; cpu %.3f s user, %.3f s sys, %ld switches, %ld "
-                  "faults]",
-                  static_cast<double>(peak_rss_bytes()) / 1e6, secs(now.ru_utime, usage_.ru_utime),
+                  "  [process 0 peak %.1f MB, now %.1f MB; cpu %.3f s user, %.3f s sys, %ld "
+                  "switches, %ld faults]",
+                  static_cast<double>(peak_rss_bytes()) / 1e6,
+                  static_cast<double>(resident_bytes()) / 1e6, secs(now.ru_utime, usage_.ru_utime),
                   secs(now.ru_stime, usage_.ru_stime),
                   (now.ru_nvcsw + now.ru_nivcsw) - (usage_.ru_nvcsw + usage_.ru_nivcsw),
                   now.ru_minflt - usage_.ru_minflt);
@@ -638,9 +657,10 @@ void run(const Settings& settings, replay::World& world, std::unique_ptr<EarlyTr
   p.preprocess();
   p.forward();
   p.backward();
-  if (!settings.no_root_cause) p.root_causes();
   p.reduce();
-  p.what_if();
+  p.what_if();  // before the root causes: the forward replay's matching it keeps goes first
+  if (!settings.no_root_cause) p.root_causes();
+  p.finalize_metrics();
   p.export_views();
   p.write_report();
   p.summarize();
