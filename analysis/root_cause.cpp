@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
@@ -107,7 +108,7 @@ struct PendingCollective {  ///< a causer waiting for its members' replies (or r
   struct Reply {
     Rank member = 0;
     bool individual = false;
-    std::uint32_t offset = 0;  ///< its kKeys × (1 + paths) values in `values`
+    std::uint32_t offset = 0;  ///< its scales (one per key), then its d (one per path), in `values`
   };
   std::size_t expected = 0;
   std::vector<Reply> replies;        ///< in arrival order; applied in member order
@@ -203,24 +204,27 @@ class MemberSets {
   std::vector<std::vector<Rank>> sorted_;
 };
 
-/// A worker thread's OpenMP synchronization point (the master's are SyncPoints).
+/// A worker thread's OpenMP synchronization point (the master's are SyncPoints). 24 B.
 struct OmpPoint {
-  EventIdx event = kNoEvent;  ///< Enter of the parallel region, or Leave of the barrier
   Ticks start = 0;            ///< fork point: the master's fork; barrier point: its Enter
   double cut_length = 0.0;    ///< total - completion, as for SyncPoint
+  /// A fork point: Enter of the parallel region; a barrier point: Leave of the barrier (the
+  /// event's kind tells them apart).
+  EventIdx event = kNoEvent;
   std::uint32_t callpath = 0;
-  bool fork = false;
 };
+static_assert(sizeof(OmpPoint) == 24, "one per worker thread's fork and barrier");
 
-/// One thread's visit of an OpenMP barrier instance (the j-th barrier of a team).
+/// One thread's visit of an OpenMP barrier instance. The visits of an instance are adjacent,
+/// by thread, the first one flagged. 16 B.
 struct BarrierVisit {
-  std::uint32_t instance = 0;  ///< the parallel region instance (the master's j-th fork)
-  std::uint32_t seq = 0;       ///< the thread's j-th barrier in it
-  std::uint32_t thread = 0;
-  std::uint32_t point = 0;  ///< master: its SyncPoint index (after sorting); worker: omp_points_
-  Ticks enter = 0;
+  EventIdx enter = kNoEvent;  ///< the barrier's Enter
   EventIdx event = kNoEvent;  ///< the barrier's Leave
+  std::uint32_t point = 0;  ///< master: its SyncPoint index (after sorting); worker: omp_points_
+  std::uint32_t thread : 31;
+  std::uint32_t first : 1;  ///< the instance's first visit
 };
+static_assert(sizeof(BarrierVisit) == 16, "one per thread's barrier visit");
 
 /// One held rank's side of the backward replay. The driver (root_cause_pass) runs the rounds
 /// for all held ranks together: every rank steps, one exchange moves what they produced
@@ -231,6 +235,8 @@ class RootCause {
   /// front and its anchors then stay in the cache. 1,024 was the fastest of 1,024/2,048/4,096 on
   /// the reference trace (0.13-0.15 s against 0.14-0.17 s, bench/RESULTS.md) and the leanest.
   static constexpr std::size_t kMaxWindow = 1024;
+  /// Bytes of records a rank posts per round before it stops taking on points (round_full).
+  static constexpr std::size_t kRoundBytes = std::size_t{64} << 10;
 
   /// `workers` and `worker_sevs`: the rank's threads 1, 2, ... and their severities (hybrid
   /// traces; empty for pure MPI).
@@ -261,10 +267,13 @@ class RootCause {
     }
   }
 
-  /// Prephase, after the exchange: the partner points that came, the points in event order,
-  /// and every consuming point's interval.
+  /// Prephase, after the exchange: the partner points that came (the exchange's blocks can go
+  /// once every held rank has read them).
+  void take_partners() { add_partner_points(); }
+
+  /// Prephase, last: the OpenMP points, the points in event order, and every consuming
+  /// point's interval.
   void plan_points() {
-    add_partner_points();
     if (hybrid_) add_openmp_points();
     sort_points();
     if (hybrid_) link_openmp_points();
@@ -298,7 +307,10 @@ class RootCause {
   }
 
   /// One round's work before the exchange; true if anything happened.
-  bool step() { return step_points(); }
+  bool step() {
+    posted_before_ = exchange_.posted();
+    return step_points();
+  }
   /// What the exchange brought; true if anything came.
   bool receive() { return receive_records(); }
   bool done() const { return flush_ <= 0 && low_ <= 0; }
@@ -685,7 +697,7 @@ class RootCause {
   bool step_points() {
     bool moved = false;
     for (;;) {
-      while (low_ > 0 && active_ < window_) {
+      while (low_ > 0 && active_ < window_ && !round_full()) {
         --low_;
         state_[low_] = kActive;
         ++active_;
@@ -703,10 +715,16 @@ class RootCause {
       }
       flush();
       // Room in the window again: activate more.
-      if (low_ == 0 || active_ >= window_) break;
+      if (low_ == 0 || active_ >= window_ || round_full()) break;
     }
     return moved;
   }
+
+  /// This rank has posted kRoundBytes this round: it takes on no more points until the
+  /// exchange (records carry call-path maps, 100 KB and more per point on programs with many
+  /// call paths; the exchange's buffers stay as large as the largest round). Per rank, so the
+  /// rounds do not depend on the number of processes.
+  bool round_full() const { return exchange_.posted() - posted_before_ >= kRoundBytes; }
 
   /// Queues point j to be tried (again) in this round.
   void wake(std::int64_t j) {
@@ -1148,6 +1166,8 @@ class RootCause {
   void send_reply(Rank causer, std::uint32_t comm, std::uint32_t instance, bool individual,
                   const std::vector<double>& d, double dsum, double gw,
                   const std::array<double, kKeys>& keys) {
+    // The causer sums every key's scale times d: the scales and d travel (1 + patterns + n
+    // values instead of (1 + patterns) x (1 + n) products); it forms the products.
     replay::RecordWriter w(exchange_.to(me_, causer));
     w.put(kCollReply);
     w.put(comm);
@@ -1157,8 +1177,9 @@ class RootCause {
     for (int k = 0; k < patterns_ + 1; ++k) {
       const double s = dsum + gw > 0.0 ? keys[k] / (dsum + gw) : 0.0;
       w.put(s);
-      for (double v : d) w.put(v * s);
     }
+    char* p = w.extend(d.size() * sizeof(double));
+    if (!d.empty()) std::memcpy(p, d.data(), d.size() * sizeof(double));
   }
 
   /// On the causer: the members' sums become its delays, their scales its costs (§8.4 3-4).
@@ -1184,11 +1205,12 @@ class RootCause {
     });
     for (std::int32_t index : list_) {
       const PendingCollective::Reply& reply = pc.replies[static_cast<std::size_t>(index)];
-      const double* values = pc.values.data() + reply.offset;
+      const double* scales = pc.values.data() + reply.offset;
+      const double* d = scales + patterns_ + 1;
       const auto ak = plan.anchor.find(reply.member);
       for (int k = 0; k < patterns_ + 1; ++k) {
-        const double s = values[k * (n + 1)];
-        for (std::size_t i = 0; i < n; ++i) sums[k * n + i] += values[k * (n + 1) + 1 + i];
+        const double s = scales[k];
+        for (std::size_t i = 0; i < n; ++i) sums[k * n + i] += d[i] * s;
         if (reply.individual && ak != plan.anchor.end())
           at_anchor[ak->second][k] += s;
         else
@@ -1258,7 +1280,24 @@ class RootCause {
   void add_openmp_points() {
     const OmpTeams teams = omp_teams(defs_, tree_, trace_, workers_);
     const auto threads = static_cast<std::uint32_t>(teams.threads);
-    omp_points_.assign(workers_.size(), {});
+    // Counted first: every table is allocated once, at its size (a run has one fork and
+    // barrier point per thread and instance; doubling would leave up to half of them empty).
+    {
+      std::size_t master = 1, visits = 0;  // the master's, with the end of the trace
+      std::vector<std::size_t> worker(workers_.size(), 0);
+      for (std::uint32_t k = 0; k < teams.forks.size(); ++k) {
+        const std::size_t barriers = teams.visit(k, 0).barriers.size();
+        for (std::uint32_t t = 0; t < threads; ++t) {
+          if (teams.visit(k, t).enter == kNoEvent) continue;
+          (t == 0 ? master : worker[t - 1]) += 1 + barriers;
+          visits += barriers;
+        }
+      }
+      sps_.reserve(sps_.size() + master);
+      visits_.reserve(visits);
+      omp_points_.assign(workers_.size(), {});
+      for (std::size_t t = 0; t < workers_.size(); ++t) omp_points_[t].reserve(worker[t]);
+    }
     for (std::uint32_t k = 0; k < teams.forks.size(); ++k) {
       const Ticks fork = trace_.time[teams.forks[k]];
       // Fork points: total = Enter - fork, completion = Enter - the team's earliest Enter.
@@ -1279,7 +1318,7 @@ class RootCause {
                                    total - completion));
         else
           omp_points_[t - 1].push_back(
-              OmpPoint{v.enter, fork, total - completion, trace.ref[v.enter], true});
+              OmpPoint{fork, total - completion, v.enter, trace.ref[v.enter]});
       }
       // Barrier points, instance by instance: wait = the team's last Enter - own Enter.
       const std::size_t barriers = teams.visit(k, 0).barriers.size();
@@ -1298,14 +1337,14 @@ class RootCause {
           const Ticks enter = trace.time[benter];
           const double wait = last > enter ? defs_.clock.span(enter, last) : 0.0;
           const double total = defs_.clock.span(enter, std::max(enter, trace.time[bleave]));
-          BarrierVisit b{k, static_cast<std::uint32_t>(j), t, 0, enter, bleave};
+          BarrierVisit b{benter, bleave, 0, t, visits_.size() == first ? 1u : 0u};
           if (t == 0) {
             SyncPoint sp = omp_point(SyncKind::OmpBarrier, bleave, trace.ref[bleave], wait, total);
             sp.target = first;  // its instance's first visit
             sps_.push_back(sp);
           } else {
             b.point = static_cast<std::uint32_t>(omp_points_[t - 1].size());
-            omp_points_[t - 1].push_back(OmpPoint{bleave, enter, total, trace.ref[bleave], false});
+            omp_points_[t - 1].push_back(OmpPoint{enter, total, bleave, trace.ref[bleave]});
           }
           visits_.push_back(b);
         }
@@ -1343,7 +1382,7 @@ class RootCause {
     const std::int64_t to = last_boundary_before(trace, points[p].event);
     std::int64_t from = -1;
     const OmpPoint* a = p > 0 ? &points[p - 1] : nullptr;
-    if (a && a->fork) {
+    if (a && trace.kind[a->event] == EventKind::Enter) {  // a fork point
       const Ticks enter = trace.time[a->event];
       add_ticks(a->callpath, enter > a->start ? enter - a->start : 0);
       from = a->event;
@@ -1402,12 +1441,11 @@ class RootCause {
   void omp_barrier(std::int64_t j, const std::array<double, kPatterns>& master_cost) {
     const std::size_t first = sps_[j].target;
     std::size_t end = first;
-    while (end < visits_.size() && visits_[end].instance == visits_[first].instance &&
-           visits_[end].seq == visits_[first].seq)
-      ++end;
+    while (end < visits_.size() && (end == first || !visits_[end].first)) ++end;
+    const auto enter_of = [&](const BarrierVisit& b) { return thread_trace(b.thread).time[b.enter]; };
     std::size_t latest = first;  // ties: the lowest thread, as the critical path's
     for (std::size_t v = first; v < end; ++v)
-      if (visits_[v].enter > visits_[latest].enter) latest = v;
+      if (enter_of(visits_[v]) > enter_of(visits_[latest])) latest = v;
     const BarrierVisit& lv = visits_[latest];
     // Keys: 0 = waiting time (short-term; its scales feed the barrier's long-term costs), then
     // the long-term patterns whose costs cross OpenMP barriers.
@@ -1439,7 +1477,7 @@ class RootCause {
       }
       if (!(dsum + propwait > 0.0)) continue;
       for (int k = 0; k < kOmpKeys; ++k) {
-        const double input = k == 0 ? defs_.clock.span(b.enter, lv.enter)
+        const double input = k == 0 ? defs_.clock.span(enter_of(b), enter_of(lv))
                                     : (b.thread == 0 ? master_cost[kKeyPattern[k]] : 0.0);
         const double s = input / (dsum + propwait);
         if (!(s > 0.0)) continue;
@@ -1526,7 +1564,8 @@ class RootCause {
             PendingCollective& pc = pending(collective_key(comm, instance));
             PendingCollective::Reply reply{source, individual,
                                            static_cast<std::uint32_t>(pc.values.size())};
-            for (std::size_t i = 0; i < static_cast<std::size_t>(patterns_ + 1) * (n + 1); ++i)
+            // Every key's scale, then d (apply_collective forms the products).
+            for (std::size_t i = 0; i < static_cast<std::size_t>(patterns_ + 1) + n; ++i)
               pc.values.push_back(r.get<double>());
             // A second reply of one member replaces the first (none comes in a sound trace).
             auto same = std::find_if(pc.replies.begin(), pc.replies.end(),
@@ -1622,6 +1661,7 @@ class RootCause {
   std::vector<std::uint64_t> ready_;  ///< points to try: one bit each
   std::int64_t ready_top_ = -1;       ///< no queued point is above it
   std::size_t window_ = 4096;
+  std::size_t posted_before_ = 0;  ///< exchange_.posted() when this round's step began
   const bool hybrid_;   ///< threads: OpenMP points, Fork/Join in the time segments
   const int patterns_;  ///< long-term patterns carried: the MPI ones, or all with OpenMP's
   std::vector<ExactSums> thread_delays_;  ///< per worker thread: its delay severities
@@ -1651,6 +1691,8 @@ RootCauseResult root_cause_pass(const replay::World& world, const Definitions& d
   }
   for (RootCause& rc : ranks) rc.post_partners();
   exchange.exchange();
+  for (RootCause& rc : ranks) rc.take_partners();
+  exchange.release_buffers();  // the prephase's blocks: one record per partner point, run-long
   for (RootCause& rc : ranks) rc.plan_points();
 
   RootCauseResult result;

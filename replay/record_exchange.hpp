@@ -46,6 +46,12 @@ class ByteBuffer {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void clear() { size_ = 0; }
+  /// Empties the buffer and gives its memory back.
+  void release() {
+    data_.reset();
+    size_ = 0;
+    capacity_ = 0;
+  }
   void swap(ByteBuffer& o) noexcept {
     data_.swap(o.data_);
     std::swap(size_, o.size_);
@@ -111,6 +117,8 @@ class RecordExchange {
   /// records appended to it belong to (source, dest) until the next call of to().
   ByteBuffer& to(Rank source, Rank dest);
   bool outbox_empty() const;
+  /// Bytes posted since the last exchange, frame heads included (O(1)).
+  std::size_t posted() const { return posted_ + (last_ != nullptr ? last_->size() - last_size_ : 0); }
   /// Sends everything posted, receives everything posted to the held ranks (cleared each
   /// round). MPI: collective on world.
   void exchange();
@@ -118,6 +126,10 @@ class RecordExchange {
   /// ride with the block sizes, so a round needs no reduction of its own.
   /// MPI: collective on world.
   void exchange(const int flags[2], int any[2]);
+  /// Gives back the memory of the last round's blocks (kept for the next round otherwise):
+  /// after a round much larger than the ones to come, once its records have been read and
+  /// before anything is posted for the next one.
+  void release_buffers();
   /// Calls f(source, data, bytes) for this round's records to held rank `dest`: sources in
   /// rank order, each source's records in posting order (one or more calls per source).
   template <class F>
@@ -149,6 +161,11 @@ class RecordExchange {
   std::vector<std::size_t> open_;       ///< per process: offset of the open frame's head
   ByteBuffer in_;                       ///< this round's received bytes (frames)
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source
+  /// posted(): the bytes of the buffers handed out before the last one, and the last one
+  /// (appends go to the buffer to() returned last) with its size then.
+  std::size_t posted_ = 0;
+  const ByteBuffer* last_ = nullptr;
+  std::size_t last_size_ = 0;
 };
 
 }  // namespace cpreplay::replay
