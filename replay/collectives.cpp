@@ -414,11 +414,14 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
     std::vector<double> scan_in, scan_out;
     std::vector<double> sender_begin;  // [m][j]: for scans
     // Instances per reduction: the window, or fewer where one process holds many ranks (its
-    // scan values are kept per held member). The same on every process: all hold at most
-    // blocks.count(0) ranks.
+    // scan values are kept per held member), and at most kReductionInstances (the MAXLOC
+    // arrays, 128 B per instance each way, stay at 256 KiB; more instances per reduction saved
+    // no time). The same on every process: all hold at most blocks.count(0) ranks.
+    constexpr std::size_t kReductionInstances = 1024;
     const std::size_t per_window = std::min(
-        window, std::max<std::size_t>(1, (std::size_t{1} << 20) /
-                                             static_cast<std::size_t>(shard.blocks.count(0))));
+        {window, kReductionInstances,
+         std::max<std::size_t>(1, (std::size_t{1} << 20) /
+                                      static_cast<std::size_t>(shard.blocks.count(0)))});
     for (std::size_t first = 0; first < count; first += per_window) {
       const std::size_t n = std::min(per_window, count - first);
       // Stage 1: this process's members pre-reduced, then all hosts.

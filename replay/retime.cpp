@@ -128,6 +128,7 @@ class Retimer {
       throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
                                             "handles (2^24)");
     for (RankRetimer* r : locs_) r->prepare_begin();
+    for (RankRetimer& r : ranks_) r.infos_.reserve(r.trace_.coll.size() + 2);  // + Init, Finalize
     if (defs_.hybrid())
       for (RankRetimer& r : ranks_)
         if (r.team_.empty()) r.index_openmp_events();
@@ -189,8 +190,10 @@ class Retimer {
                                     first.begin() - 1);
   }
 
-  /// Senders tell receivers, members tell hosts, in which candidate segment they are: one
-  /// batched exchange per kind for the process, records to co-located ranks in memory.
+  /// Senders tell receivers, members tell hosts, in which candidate segment they are: batched
+  /// exchanges per kind for the process (in slices of kNoteSliceBytes: the notes' order does
+  /// not matter), records to co-located ranks in memory.
+  static constexpr std::size_t kNoteSliceBytes = std::size_t{256} << 10;
   void separate_partners() {
     const RankBlocks& blocks = shard_.blocks;
     {
@@ -205,9 +208,10 @@ class Retimer {
         return blocks.owner(ranks_[i].send_dest_[k - first[i]]);
       };
       if (blocks.processes() < blocks.ranks()) {
-        send_each<SendNote>(world_, first.back(), dest, note, [&](Rank, const SendNote& n) {
-          ranks_[shard_.index(n.dest)].take_send_note(n);
-        });
+        send_each_sliced<SendNote>(world_, first.back(), kNoteSliceBytes, dest, note,
+                                   [&](Rank, const SendNote& n) {
+                                     ranks_[shard_.index(n.dest)].take_send_note(n);
+                                   });
       } else {
         // One rank per process: the receiver is that rank, so the note travels without it
         // (12 B instead of 16 per matched send, in both buffers of the exchange).
@@ -215,8 +219,8 @@ class Retimer {
           EventIdx request;
           std::uint32_t send, attach;
         };
-        send_each<Unaddressed>(
-            world_, first.back(), dest,
+        send_each_sliced<Unaddressed>(
+            world_, first.back(), kNoteSliceBytes, dest,
             [&](std::size_t k) {
               const SendNote n = note(k);
               return Unaddressed{n.request, n.send, n.attach};
@@ -235,8 +239,9 @@ class Retimer {
         const std::size_t i = holder(first, k);
         return ranks_[i].member_note(k - first[i]);
       };
-      send_each<MemberNote>(
-          world_, first.back(), [&](std::size_t k) { return blocks.owner(note(k).dest); }, note,
+      send_each_sliced<MemberNote>(
+          world_, first.back(), kNoteSliceBytes,
+          [&](std::size_t k) { return blocks.owner(note(k).dest); }, note,
           [&](Rank, const MemberNote& m) { ranks_[shard_.index(m.dest)].take_member_note(m); });
     }
   }

@@ -305,9 +305,13 @@ void RankRetimer::separate_members() {
 
 void RankRetimer::prepare_begin() {
   const std::size_t n = trace_.size();
-  sent_.resize(n);
-  lr_.resize(n);
-  recvd_.resize(n);
+  // A master's message bits come with its matching (take_matches), sized already: not twice at
+  // the preparation's peak.
+  if (thread_ != 0) {
+    sent_.resize(n);
+    lr_.resize(n);
+    recvd_.resize(n);
+  }
   sync_.resize(n);
   lr_req_.resize(n);
 }

@@ -166,5 +166,44 @@ TEST(AskEach, QueriesToPseudoRandomRanks_RepliesInQueryOrder) {
         << "query " << i;
 }
 
+TEST(SendEachSliced, UnevenCountsInSmallSlices_EveryRecordOnceEachSourceInOrder) {
+  // Process r sends 1000 * r + 7 records (process 0 the fewest: it runs empty slices while
+  // the others still send), 16 B each, in slices of 100 B (6 records): many slices, the last
+  // ones partly empty; record i of process r goes to (r + i) % P, some to itself, and one in
+  // five to nobody (dest -1).
+  const World world;
+  struct Rec {
+    std::uint32_t source, index;
+    std::uint64_t check;
+  };
+  const std::size_t n = 1000 * static_cast<std::size_t>(world.rank()) + 7;
+  auto dest = [&](std::size_t i) {
+    return i % 5 == 4 ? Rank{-1} : static_cast<Rank>((world.rank() + static_cast<int>(i)) % world.size());
+  };
+  std::vector<std::vector<std::uint32_t>> got(static_cast<std::size_t>(world.size()));
+  std::size_t wrong = 0;
+  send_each_sliced<Rec>(
+      world, n, 100, dest,
+      [&](std::size_t i) {
+        return Rec{static_cast<std::uint32_t>(world.rank()), static_cast<std::uint32_t>(i),
+                   static_cast<std::uint64_t>(i) * 2654435761u + static_cast<std::uint64_t>(world.rank())};
+      },
+      [&](Rank source, const Rec& r) {
+        if (r.source != static_cast<std::uint32_t>(source) ||
+            r.check != static_cast<std::uint64_t>(r.index) * 2654435761u + r.source)
+          ++wrong;
+        got[static_cast<std::size_t>(source)].push_back(r.index);
+      });
+  EXPECT_EQ(wrong, 0u);
+  for (int s = 0; s < world.size(); ++s) {
+    // What source s sends here: its records i with (s + i) % P == me, not every fifth.
+    std::vector<std::uint32_t> want;
+    for (std::size_t i = 0; i < 1000 * static_cast<std::size_t>(s) + 7; ++i)
+      if (i % 5 != 4 && (s + static_cast<int>(i)) % world.size() == world.rank())
+        want.push_back(static_cast<std::uint32_t>(i));
+    EXPECT_EQ(got[static_cast<std::size_t>(s)], want) << "from process " << s;
+  }
+}
+
 }  // namespace
 }  // namespace cpreplay::replay
