@@ -93,7 +93,7 @@ void gather_and_write(const replay::World& world, const Definitions& defs,
   const std::size_t locations = first_location.back();
   // As many metrics per gather as fit in kGatherBytes on process 0 (at least one): a small run
   // needs a single gather, a 10,000-rank one still holds one metric at a time.
-  constexpr std::size_t kGatherBytes = std::size_t{1} << 20;
+  constexpr std::size_t kGatherBytes = std::size_t{256} << 10;
   const std::size_t per_gather = std::max<std::size_t>(
       1, std::min(metrics.size(),
                   kGatherBytes / std::max<std::size_t>(1, n * locations * sizeof(double))));
