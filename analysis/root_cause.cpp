@@ -235,8 +235,6 @@ class RootCause {
   /// front and its anchors then stay in the cache. 1,024 was the fastest of 1,024/2,048/4,096 on
   /// the reference trace (0.13-0.15 s against 0.14-0.17 s, bench/RESULTS.md) and the leanest.
   static constexpr std::size_t kMaxWindow = 1024;
-  /// Bytes of records a rank posts per round before it stops taking on points (round_full).
-  static constexpr std::size_t kRoundBytes = std::size_t{64} << 10;
 
   /// `workers` and `worker_sevs`: the rank's threads 1, 2, ... and their severities (hybrid
   /// traces; empty for pure MPI).
@@ -307,10 +305,7 @@ class RootCause {
   }
 
   /// One round's work before the exchange; true if anything happened.
-  bool step() {
-    posted_before_ = exchange_.posted();
-    return step_points();
-  }
+  bool step() { return step_points(); }
   /// What the exchange brought; true if anything came.
   bool receive() { return receive_records(); }
   bool done() const { return flush_ <= 0 && low_ <= 0; }
@@ -697,7 +692,7 @@ class RootCause {
   bool step_points() {
     bool moved = false;
     for (;;) {
-      while (low_ > 0 && active_ < window_ && !round_full()) {
+      while (low_ > 0 && active_ < window_) {
         --low_;
         state_[low_] = kActive;
         ++active_;
@@ -715,16 +710,10 @@ class RootCause {
       }
       flush();
       // Room in the window again: activate more.
-      if (low_ == 0 || active_ >= window_ || round_full()) break;
+      if (low_ == 0 || active_ >= window_) break;
     }
     return moved;
   }
-
-  /// This rank has posted kRoundBytes this round: it takes on no more points until the
-  /// exchange (records carry call-path maps, 100 KB and more per point on programs with many
-  /// call paths; the exchange's buffers stay as large as the largest round). Per rank, so the
-  /// rounds do not depend on the number of processes.
-  bool round_full() const { return exchange_.posted() - posted_before_ >= kRoundBytes; }
 
   /// Queues point j to be tried (again) in this round.
   void wake(std::int64_t j) {
@@ -1661,7 +1650,6 @@ class RootCause {
   std::vector<std::uint64_t> ready_;  ///< points to try: one bit each
   std::int64_t ready_top_ = -1;       ///< no queued point is above it
   std::size_t window_ = 4096;
-  std::size_t posted_before_ = 0;  ///< exchange_.posted() when this round's step began
   const bool hybrid_;   ///< threads: OpenMP points, Fork/Join in the time segments
   const int patterns_;  ///< long-term patterns carried: the MPI ones, or all with OpenMP's
   std::vector<ExactSums> thread_delays_;  ///< per worker thread: its delay severities

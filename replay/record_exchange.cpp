@@ -50,27 +50,19 @@ void RecordExchange::close(std::size_t p) {
 ByteBuffer& RecordExchange::to(Rank source, Rank dest) {
   const auto p = static_cast<std::size_t>(blocks_.owner(dest));
   ByteBuffer& out = out_[p];
-  if (last_ != nullptr) posted_ += last_->size() - last_size_;
-  last_ = &out;
   if (open_[p] != kNoFrame) {
     Head head;
     std::memcpy(&head, out.data() + open_[p], sizeof head);
-    if (head.source == source && head.dest == dest) {  // the same pair goes on
-      last_size_ = out.size();
-      return out;
-    }
+    if (head.source == source && head.dest == dest) return out;  // the same pair goes on
     close(p);
   }
   open_[p] = out.size();
-  last_size_ = out.size();
   const Head head{source, dest, 0};
   out.append(&head, sizeof head);
   return out;
 }
 
 void RecordExchange::release_buffers() {
-  posted_ = 0;
-  last_ = nullptr;
   for (ByteBuffer& o : out_) o.release();
   in_.release();
   for (auto& list : inbox_) std::vector<Frame>().swap(list);
@@ -140,8 +132,6 @@ void RecordExchange::exchange(const int flags[2], int any[2]) {
                   world_.comm());
   }
   for (auto& o : out_) o.clear();
-  posted_ = 0;
-  last_ = nullptr;
   // Frames by destination, then by source (stable: a source's frames stay in posting order).
   for (auto& list : inbox_) list.clear();
   for (std::size_t at = 0; at + sizeof(Head) <= in_.size();) {

@@ -117,8 +117,6 @@ class RecordExchange {
   /// records appended to it belong to (source, dest) until the next call of to().
   ByteBuffer& to(Rank source, Rank dest);
   bool outbox_empty() const;
-  /// Bytes posted since the last exchange, frame heads included (O(1)).
-  std::size_t posted() const { return posted_ + (last_ != nullptr ? last_->size() - last_size_ : 0); }
   /// Sends everything posted, receives everything posted to the held ranks (cleared each
   /// round). MPI: collective on world.
   void exchange();
@@ -161,11 +159,6 @@ class RecordExchange {
   std::vector<std::size_t> open_;       ///< per process: offset of the open frame's head
   ByteBuffer in_;                       ///< this round's received bytes (frames)
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source
-  /// posted(): the bytes of the buffers handed out before the last one, and the last one
-  /// (appends go to the buffer to() returned last) with its size then.
-  std::size_t posted_ = 0;
-  const ByteBuffer* last_ = nullptr;
-  std::size_t last_size_ = 0;
 };
 
 }  // namespace cpreplay::replay
