@@ -135,40 +135,77 @@ LocalTrace::CachedCall& LocalTrace::cache_slot(EventIdx enter) const {
     if (c.enter == enter) return c;
   CachedCall& c = cached_[next_cached_];
   next_cached_ = (next_cached_ + 1) % kCachedCalls;
-  c = CachedCall{enter, enter, kNoEvent};
+  c = CachedCall{enter, enter, kNoEvent, kNoEvent};
   return c;
 }
 
 void LocalTrace::forget_calls() const {
   for (CachedCall& c : cached_) c = CachedCall{};
+  std::vector<EventIdx>().swap(call_marks_);
+  std::vector<EventIdx>().swap(mark_stack_);
+}
+
+void LocalTrace::extend_marks() const {
+  constexpr EventIdx kStride = EventIdx{1} << kMarkBits;
+  const auto full = static_cast<EventIdx>((size() >> kMarkBits) << kMarkBits);
+  for (auto i = static_cast<EventIdx>(call_marks_.size() << kMarkBits); i < full; ++i) {
+    const EventKind k = kind[i];
+    if (k == EventKind::Enter)
+      mark_stack_.push_back(i);
+    else if (k == EventKind::Leave && !mark_stack_.empty())
+      mark_stack_.pop_back();
+    if ((i & (kStride - 1)) == kStride - 1)
+      call_marks_.push_back(mark_stack_.empty() ? kNoEvent : mark_stack_.back());
+  }
 }
 
 EventIdx LocalTrace::call_of(EventIdx e) const {
   if (e > 0 && kind[e - 1] == EventKind::Enter) return e - 1;  // the common case: first event
   for (const CachedCall& c : cached_)
-    if (c.enter != kNoEvent && c.enter < e && e <= c.inside) return c.enter;
-  // Back to the innermost open Enter, skipping closed regions. While no Enter/Leave has been
-  // passed, reaching a cached call's known-inside end answers at once.
+    if (c.enter != kNoEvent && c.enter < e && (e <= c.inside || e == c.point)) return c.enter;
+  // Back to the innermost open Enter, skipping closed regions. Every event passed outside them
+  // (depth 0, neither Enter nor Leave) lies directly in the region e lies in: one a cached call
+  // is known to hold answers at once. Without that, a lookup after a loop of closed regions
+  // (a fork in the main loop, say) would scan back to the region's Enter every time.
+  // Far from a mark (the mark after event i: the region open there; i + 1 == e is the plain
+  // lookup), and marks built once the scan is long enough to need them.
+  if (call_marks_.size() < (static_cast<std::size_t>(e) >> kMarkBits) &&
+      e >= (EventIdx{4} << kMarkBits))
+    extend_marks();
   int depth = 0;
-  bool flat = true;
+  bool flat = true;  // no Enter/Leave passed: (i, e] all lie directly in the region
   for (EventIdx i = e; i-- > 0;) {
+    constexpr EventIdx kMask = (EventIdx{1} << kMarkBits) - 1;
+    if ((i & kMask) == kMask && (i >> kMarkBits) < call_marks_.size() && i + 1 < e) {
+      // Events (i, e) left `depth` regions of those open after i, the innermost of which is
+      // marked: the answer is its depth-th enclosing call.
+      EventIdx open = call_marks_[i >> kMarkBits];
+      for (; depth > 0 && open != kNoEvent; --depth) open = call_of(open);
+      if (open != kNoEvent) cache_slot(open).point = e;
+      return open;
+    }
     const EventKind k = kind[i];
-    if (flat)
-      for (CachedCall& c : cached_)
-        if (c.enter != kNoEvent && i == c.inside && c.enter < i) {
-          c.inside = e;
-          return c.enter;
-        }
     if (k == EventKind::Leave) {
       ++depth;
       flat = false;
     } else if (k == EventKind::Enter) {
       if (depth == 0) {
-        if (flat) cache_slot(i).inside = e;
+        CachedCall& c = cache_slot(i);
+        if (flat) c.inside = e;
+        else c.point = e;
         return i;
       }
       --depth;
       flat = false;
+    } else if (depth == 0) {
+      for (CachedCall& c : cached_)
+        if (c.enter != kNoEvent && c.enter < i && (i <= c.inside || i == c.point)) {
+          if (flat && i == c.inside)
+            c.inside = e;
+          else
+            c.point = e;
+          return c.enter;
+        }
     }
   }
   return kNoEvent;

@@ -319,16 +319,27 @@ struct LocalTrace {
 
  private:
   /// Recently looked-up calls, so lookups in event order cost O(1) amortized: the events in
-  /// (enter, inside] are known to lie directly in the region entered at `enter`, and `leave`
-  /// is its Leave once known.
+  /// (enter, inside] are known to lie directly in the region entered at `enter`, and so is
+  /// `point` (a later lookup's event, with closed regions between: the next lookup that scans
+  /// back over further closed regions stops there), and `leave` is its Leave once known.
   struct CachedCall {
     EventIdx enter = kNoEvent;
     EventIdx inside = kNoEvent;
     EventIdx leave = kNoEvent;
+    EventIdx point = kNoEvent;
   };
   static constexpr int kCachedCalls = 4;
   mutable CachedCall cached_[kCachedCalls];
   mutable int next_cached_ = 0;
+  /// The innermost region open after every kMarkStride-th event (positions k * stride - 1;
+  /// kNoEvent: none), built as far as the events go on the first lookup that needs it: a
+  /// lookup scans back to the nearest mark at most, not to its region's Enter (lookups out of
+  /// event order in a long region, the critical path's walk backwards over a main loop, cost
+  /// O(distance to the Enter) each otherwise). 4 B per 256 events.
+  static constexpr unsigned kMarkBits = 8;
+  mutable std::vector<EventIdx> call_marks_;
+  mutable std::vector<EventIdx> mark_stack_;  ///< the regions open after the last mark
+  void extend_marks() const;
   CachedCall& cache_slot(EventIdx enter) const;
   void forget_calls() const;
 };

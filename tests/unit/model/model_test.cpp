@@ -2,6 +2,9 @@
 // Unit tests of the trace model: call tree, MPI region classification, names, unification.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 #include "cpreplay/large_vector.hpp"
@@ -97,6 +100,52 @@ TEST(TimeColumn, SparseEventsStayInFourBytes) {
   for (Ticks i = 0; i < 10000; ++i) t.push_back(5'000'000'000ULL + i * 10'000'000ULL);
   EXPECT_EQ(t.bytes_used(), 10000u * 4 + 40u * 8);
   EXPECT_EQ(t[9999], 5'000'000'000ULL + 9999 * 10'000'000ULL);
+}
+
+// A main loop of 3,000 iterations (each a closed region of 0-3 nested calls, some 300 events
+// deep at times, and events directly in main between them): call_of of every non-Enter/Leave
+// event equals the innermost open Enter a stack gives, looked up forwards, backwards, strided and
+// again forwards (the cache and the marks every 256 events both answer; the backward order is
+// the critical path's, which scanned back to main's Enter every time before the marks).
+TEST(LocalTrace, CallOf_LongMainLoopAnyOrder_MatchesTheStack) {
+  LocalTrace t;
+  std::vector<EventIdx> want;  // per event: the innermost open Enter before it (or kNoEvent)
+  std::vector<EventIdx> stack;
+  std::uint32_t rng = 12345;
+  auto next = [&] { return rng = rng * 1103515245u + 12345u, (rng >> 16) & 0x7fff; };
+  auto push = [&](EventKind k) {
+    const auto e = static_cast<EventIdx>(t.size());
+    want.push_back(stack.empty() ? kNoEvent : stack.back());
+    t.push(k, e, 0);
+    if (k == EventKind::Enter) stack.push_back(e);
+    if (k == EventKind::Leave) stack.pop_back();
+  };
+  push(EventKind::Enter);  // main
+  for (int it = 0; it < 3000; ++it) {
+    push(EventKind::RequestTest);  // directly in main
+    const int depth = static_cast<int>(next() % 4);
+    const int inner = next() % 50 == 0 ? 300 : static_cast<int>(next() % 6);
+    for (int d = 0; d < depth; ++d) push(EventKind::Enter);
+    for (int j = 0; j < inner; ++j) push(j % 7 == 3 ? EventKind::ThreadFork : EventKind::RequestTest);
+    for (int d = 0; d < depth; ++d) {
+      push(EventKind::Leave);
+      if (next() % 3 == 0) push(EventKind::RequestTest);  // between Leaves: in the parent
+    }
+  }
+  push(EventKind::Leave);
+  t.push(EventKind::RequestTest, static_cast<Ticks>(t.size()), 0);  // after main: no call
+  want.push_back(kNoEvent);
+  const auto n = static_cast<EventIdx>(t.size());
+  ASSERT_GT(n, 20000u);
+  auto check = [&](EventIdx e) {
+    if (t.is_enter_or_leave(e)) return;
+    ASSERT_EQ(t.call_of(e), want[e]) << "event " << e;
+  };
+  for (EventIdx e = 0; e < n; ++e) check(e);
+  for (EventIdx e = n; e-- > 0;) check(e);
+  for (EventIdx s = 0; s < 97; ++s)
+    for (EventIdx e = s; e < n; e += 97) check(e);
+  for (EventIdx e = 0; e < n; ++e) check(e);
 }
 
 // main { MPI_Waitall { 3 completions } user { MPI_Send { send } } }: calls and Leaves are found
