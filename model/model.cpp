@@ -252,9 +252,12 @@ std::size_t LocalTrace::bytes_used() const {
 
 CallpathId CallTree::find_or_add(CallpathId parent, RegionId region) {
   const std::uint64_t key = (static_cast<std::uint64_t>(parent.value) << 32) | region.value;
-  auto [it, inserted] = index_.emplace(key, static_cast<std::uint32_t>(nodes_.size()));
-  if (inserted) nodes_.push_back(Node{region, parent});
-  return CallpathId{it->second};
+  // Looked up first: emplace would allocate a node per call (one per Enter event while reading).
+  if (const auto it = index_.find(key); it != index_.end()) return CallpathId{it->second};
+  const auto id = static_cast<std::uint32_t>(nodes_.size());
+  index_.emplace(key, id);
+  nodes_.push_back(Node{region, parent});
+  return CallpathId{id};
 }
 
 std::vector<std::vector<std::uint32_t>> CallTree::children() const {
