@@ -78,7 +78,7 @@ void read_shard(const Settings& settings, const Definitions& defs, Shard& shard,
     const int threads = static_cast<int>(defs.processes[r].workers.size());
     // Reserved: a LocalTrace's move may throw (its deques), so a vector that grows copies every
     // thread's events read so far (and frees them, leaving holes).
-    shard.workers[i].reserve(static_cast<std::size_t>(threads));
+    if (threads > 0) shard.workers[i].reserve(static_cast<std::size_t>(threads));
     for (int t = 1; t <= threads; ++t)
       shard.workers[i].push_back(io::read_worker_events(settings.anchor, defs, r, t,
                                                         local_trees[i], forks, settings.partial));
