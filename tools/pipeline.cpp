@@ -328,7 +328,8 @@ class Pipeline {
                                                   worker_sev_, worker_tail_);
     std::vector<std::vector<std::vector<double>>>().swap(worker_tail_);
     stretches_.clear();
-    for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
+    if (!settings_.timeline.empty() || !settings_.overview.empty())  // the views' only
+      for (analysis::CriticalPathResult& cp : cp_) stretches_.push_back(std::move(cp.stretches));
     std::vector<analysis::CriticalPathResult>().swap(cp_);  // per-call-path arrays, done
     phase_end("critical path " + std::to_string(path_.length) + " s");
   }
