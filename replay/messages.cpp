@@ -3,7 +3,7 @@
 #include "replay/messages.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <climits>
 #include <string>
 #include <unordered_map>
 
@@ -239,9 +239,51 @@ struct RankMatcher {
     long long total_from = 0;
     long long arrived_from = 0;
   };
+  /// Records that arrived but are not matched yet: one FIFO per (source, comm, tag), linked
+  /// through a pool. A deque per key cost a 512-byte block and its map even for one record,
+  /// and a program whose tags change from message to message has a key per record in flight
+  /// (bench/hybrid.sh: 2 MB per process for a window of sends).
   struct Pending {
     SendWire wire;
+    std::int32_t next = -1;  ///< the key's next record, or the free list's
   };
+  struct Queue {
+    std::int32_t head = -1, tail = -1;
+    bool empty() const { return head < 0; }
+  };
+  void push(std::uint64_t key, const SendWire& w) {
+    std::int32_t at = free_pending;
+    if (at >= 0) {
+      free_pending = pending[static_cast<std::size_t>(at)].next;
+      pending[static_cast<std::size_t>(at)] = Pending{w, -1};
+    } else {
+      if (pending.size() >= static_cast<std::size_t>(INT32_MAX))
+        throw ReplayError("message matching: more than 2^31 sends waiting for their receive");
+      at = static_cast<std::int32_t>(pending.size());
+      pending.push_back(Pending{w, -1});
+    }
+    Queue& q = queues[key];
+    if (q.tail >= 0)
+      pending[static_cast<std::size_t>(q.tail)].next = at;
+    else
+      q.head = at;
+    q.tail = at;
+  }
+  /// Takes the queue's first record (the queue is not empty).
+  SendWire pop(Queue& q) {
+    const auto at = static_cast<std::size_t>(q.head);
+    const SendWire w = pending[at].wire;
+    q.head = pending[at].next;
+    if (q.head < 0) q.tail = -1;
+    pending[at].next = free_pending;
+    free_pending = static_cast<std::int32_t>(at);
+    return w;
+  }
+  std::size_t size(const Queue& q) const {
+    std::size_t n = 0;
+    for (std::int32_t at = q.head; at >= 0; at = pending[static_cast<std::size_t>(at)].next) ++n;
+    return n;
+  }
   RankMatcher(const Definitions& defs, const LocalTrace& trace)
       : send_scan(defs, trace, SideScan::kSends), recv_scan(defs, trace, SideScan::kReceives) {}
 
@@ -259,7 +301,9 @@ struct RankMatcher {
   std::vector<MatchedSend> in_flight;  // recv.request_event == kNoEvent: no reply yet
   std::size_t head = 0;
   // Records that arrived but are not matched yet, per (source, comm, tag).
-  std::unordered_map<std::uint64_t, std::deque<Pending>> queues;
+  std::unordered_map<std::uint64_t, Queue> queues;
+  std::vector<Pending> pending;
+  std::int32_t free_pending = -1;
   SideScan recv_scan;
   std::string error;  ///< the first problem of this rank, thrown after all rounds
   MatchCounts counts;
@@ -384,7 +428,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
     }
     exchange(out_to, [&](const SendWire& w) {
       RankMatcher& m = ranks[shard.index(w.dest)];
-      m.queues[key_of(w.source, w.comm, w.tag)].push_back(RankMatcher::Pending{w});
+      m.push(key_of(w.source, w.comm, w.tag), w);
       ++m.peer(w.source).arrived_from;
     });
     std::vector<std::vector<SendWire>>().swap(out_to);
@@ -406,8 +450,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
           no_send_error(m, trace, e, source, rec);
           continue;
         }
-        const SendWire w = it->second.front().wire;
-        it->second.pop_front();
+        const SendWire w = m.pop(it->second);
         // Tags that change from message to message would leave a trail of empty queues.
         if (it->second.empty() && m.queues.size() > kKeptEmptyQueues) m.queues.erase(it);
         matched.push_back(MatchedRecv{
@@ -453,9 +496,9 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
     sinks[i]->receives(nullptr, 0, static_cast<EventIdx>(trace.size()));
     settle_sends(i, true);  // sends without a reply have no receive (the receiver reports them)
     for (const auto& [key, q] : m.queues) {
-      m.counts.unmatched += q.size();
+      m.counts.unmatched += m.size(q);
       if (m.error.empty() && !q.empty()) {
-        const SendWire& s = q.front().wire;
+        const SendWire& s = m.pending[static_cast<std::size_t>(q.head)].wire;
         m.error = defs.anchor_path + ": rank " + std::to_string(s.source) + ", event " +
                   std::to_string(s.event) + ": send to rank " + std::to_string(trace.rank) +
                   " (tag " + std::to_string(s.tag) + ", communicator " + defs.comms[s.comm].name +
