@@ -119,21 +119,21 @@ void RankRetimer::prepare_openmp() {
                                       1);
   };
 
-  // The links, location by location.
+  // The links, location by location (a list per location: sorted and filtered one location
+  // at a time, so no copy of all of them is ever made at once).
   struct Link {
-    std::uint32_t loc;
     EventIdx event;
     std::uint32_t gate;  ///< with kWrites for a writer
   };
-  std::vector<Link> links;
+  std::vector<std::vector<Link>> links(locs);
   std::uint32_t gates = 0;
   std::vector<std::uint32_t> fork_gate(forks.size()), join_gate(forks.size(), UINT32_MAX);
   for (std::size_t k = 0; k < forks.size(); ++k) {
     fork_gate[k] = gates++;
-    links.push_back(Link{0, forks[k], fork_gate[k] | kWrites});
+    links[0].push_back(Link{forks[k], fork_gate[k] | kWrites});
     if (joins[k] != kNoEvent) {
       join_gate[k] = gates++;
-      links.push_back(Link{0, joins[k], join_gate[k]});
+      links[0].push_back(Link{joins[k], join_gate[k]});
     }
   }
   std::vector<std::vector<std::uint32_t>> barrier_gate(forks.size());  // [team][j] -> gate
@@ -155,10 +155,10 @@ void RankRetimer::prepare_openmp() {
           if (t.ref[e] == 0) {
             team = instance_at(t.time[e]);
             seq = 0;
-            if (l > 0 && team != UINT32_MAX) links.push_back(Link{loc, e, fork_gate[team]});
+            if (l > 0 && team != UINT32_MAX) links[l].push_back(Link{e, fork_gate[team]});
           } else {
             if (l > 0 && team != UINT32_MAX && join_gate[team] != UINT32_MAX)
-              links.push_back(Link{loc, e, join_gate[team] | kWrites});
+              links[l].push_back(Link{e, join_gate[team] | kWrites});
             team = UINT32_MAX;
           }
           break;
@@ -169,9 +169,9 @@ void RankRetimer::prepare_openmp() {
           std::vector<std::uint32_t>& instances = barrier_gate[team];
           if (seq == instances.size()) instances.push_back(gates++);
           const std::uint32_t gate = instances[seq++];
-          links.push_back(Link{loc, e, gate | kWrites});
+          links[l].push_back(Link{e, gate | kWrites});
           const EventIdx leave = t.leave_of(e);
-          if (leave != kNoEvent) links.push_back(Link{loc, leave, gate});
+          if (leave != kNoEvent) links[l].push_back(Link{leave, gate});
           break;
         }
         case EventKind::ThreadLock: {
@@ -197,8 +197,8 @@ void RankRetimer::prepare_openmp() {
     auto it = std::lower_bound(releases.begin(), releases.end(), probe, by_key);
     if (it == releases.end() || it->key != probe.key) continue;
     if (it->team != acq.team || it->team == UINT32_MAX || it->loc == acq.loc) continue;
-    links.push_back(Link{it->loc, it->event, gates | kWrites});
-    links.push_back(Link{acq.loc, acq.event, gates++});
+    links[it->loc].push_back(Link{it->event, gates | kWrites});
+    links[acq.loc].push_back(Link{acq.event, gates++});
   }
   std::vector<LockEvent>().swap(releases);
   std::vector<LockEvent>().swap(acquires);
@@ -210,40 +210,57 @@ void RankRetimer::prepare_openmp() {
   // Every link of a gate lies in its first writer's part (a trace whose threads disagree
   // about their teams may say otherwise: such links are dropped), one link per event, and
   // only gates with writers and readers count.
+  // First writer: in location order, each location's links as they were found (a lock's gate
+  // has one writer).
   std::vector<std::uint32_t> gate_part(gates, UINT32_MAX);
-  for (Link& k : links)
-    if (k.gate & kWrites) {
-      const std::uint32_t g = k.gate & ~kWrites;
-      if (gate_part[g] == UINT32_MAX) gate_part[g] = part_of(k.loc, k.event);
-    }
-  std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
-    return a.loc != b.loc ? a.loc < b.loc : a.event < b.event;
-  });
+  for (std::size_t l = 0; l < locs; ++l)
+    for (const Link& k : links[l])
+      if (k.gate & kWrites) {
+        const std::uint32_t g = k.gate & ~kWrites;
+        if (gate_part[g] == UINT32_MAX) gate_part[g] = part_of(l, k.event);
+      }
   gates_.assign(gates, Gate{});
-  std::size_t n_kept = 0;  // compacted in place
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const Link k = links[i];
-    const std::uint32_t g = k.gate & ~kWrites;
-    if (i > 0 && links[i - 1].loc == k.loc && links[i - 1].event == k.event) continue;
-    if (gate_part[g] == UINT32_MAX || part_of(k.loc, k.event) != gate_part[g]) continue;
-    if (k.gate & kWrites)
-      ++gates_[g].writers;
-    else
-      ++gates_[g].readers;
-    links[n_kept++] = k;
+  for (std::size_t l = 0; l < locs; ++l) {
+    std::vector<Link>& list = links[l];
+    // By event; of several links of one event the first found stays.
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Link& a, const Link& b) { return a.event < b.event; });
+    std::size_t n_kept = 0;  // compacted in place
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Link k = list[i];
+      const std::uint32_t g = k.gate & ~kWrites;
+      if (i > 0 && list[i - 1].event == k.event) continue;
+      if (gate_part[g] == UINT32_MAX || part_of(l, k.event) != gate_part[g]) continue;
+      if (k.gate & kWrites)
+        ++gates_[g].writers;
+      else
+        ++gates_[g].readers;
+      list[n_kept++] = k;
+    }
+    list.resize(n_kept);
+    list.shrink_to_fit();
   }
-  links.resize(n_kept);
-  const std::vector<Link>& kept = links;
   std::vector<Ticks> ready(gates, 0);  // the gate's writers' latest original time
-  for (const Link& k : kept)
-    if (k.gate & kWrites) ready[k.gate & ~kWrites] =
-        std::max(ready[k.gate & ~kWrites], at(k.loc).trace_.time[k.event]);
-  std::size_t next = 0;  // kept is in location order
+  for (std::size_t l = 0; l < locs; ++l)
+    for (const Link& k : links[l])
+      if (k.gate & kWrites) ready[k.gate & ~kWrites] =
+          std::max(ready[k.gate & ~kWrites], at(l).trace_.time[k.event]);
   for (std::size_t l = 0; l < locs; ++l) {
     RankRetimer& r = at(l);
     r.omp_.resize(r.trace_.size());
     r.link_.clear();
-    for (; next < kept.size() && kept[next].loc == l; ++next) {
+    std::vector<Link> kept;
+    kept.swap(links[l]);  // gone after this location
+    std::size_t linked = 0, bound = 0;
+    for (const Link& k : kept) {
+      const std::uint32_t g = k.gate & ~kWrites;
+      if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
+      ++linked;
+      if (!(k.gate & kWrites) && l > 0) ++bound;
+    }
+    r.link_.reserve(linked);
+    if (l > 0) r.gap_.reserve(r.gap_.size() + bound);
+    for (std::size_t next = 0; next < kept.size(); ++next) {
       const Link& k = kept[next];
       const std::uint32_t g = k.gate & ~kWrites;
       if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
