@@ -170,7 +170,7 @@ class ThreadPaths {
     const Ticks join_t = master_.time[joins_[k]];
     const TeamVisit* team = &visits_[k * threads_];
     const TeamVisit& mv = team[0];
-    const std::size_t barriers = mv.barriers.size();
+    const std::size_t barriers = mv.count;
     (*out[0])[master_.ref[mv.leave]] += defs_.clock.span(master_.time[mv.leave], join_t);
     std::size_t owner = 0;
     EventIdx upto = mv.leave;
@@ -181,12 +181,12 @@ class ThreadPaths {
     std::uint32_t piece_path = master_.callpath_of(joins_[k]);
     for (std::size_t j = barriers; j > 0; --j) {
       const LocalTrace& tr = trace(owner);
-      const auto [enter, leave] = team[owner].barriers[j - 1];
+      const auto [enter, leave] = teams_.barrier(team[owner], j - 1);
       credit(tr, *out[owner], leave, upto, UINT32_MAX);
       Ticks last = 0;
       for (std::size_t t = 0; t < threads_; ++t)
         if (team[t].enter != kNoEvent)
-          last = std::max(last, trace(t).time[team[t].barriers[j - 1].first]);
+          last = std::max(last, trace(t).time[teams_.barrier(team[t], j - 1).first]);
       const std::uint32_t at = tr.ref[leave];
       const double at_barrier = credit(tr, *out[owner], enter, leave, at);
       if (tr.time[enter] < last) {
@@ -194,14 +194,15 @@ class ThreadPaths {
         pieces.push_back(ThreadPiece{static_cast<std::uint32_t>(owner), last, piece_end,
                                      piece_path});
         for (std::size_t t = 0; t < threads_; ++t)
-          if (team[t].enter != kNoEvent && trace(t).time[team[t].barriers[j - 1].first] == last) {
+          if (team[t].enter != kNoEvent &&
+              trace(t).time[teams_.barrier(team[t], j - 1).first] == last) {
             owner = t;
             break;
           }
         piece_end = last;
-        piece_path = trace(owner).ref[team[owner].barriers[j - 1].first];
+        piece_path = trace(owner).ref[teams_.barrier(team[owner], j - 1).first];
       }
-      upto = team[owner].barriers[j - 1].first;
+      upto = teams_.barrier(team[owner], j - 1).first;
     }
     const LocalTrace& tr = trace(owner);
     credit(tr, *out[owner], team[owner].enter, upto, UINT32_MAX);

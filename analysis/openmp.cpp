@@ -115,27 +115,41 @@ OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTra
     }
     return lo == 0 ? SIZE_MAX : lo - 1;
   };
-  for (std::size_t t = 0; t < teams.threads; ++t) {
-    const LocalTrace& tr = t == 0 ? master : workers[t - 1];
-    std::size_t team = SIZE_MAX;
-    for (EventIdx e = 0; e < tr.size(); ++e) {
-      const EventKind k = tr.kind[e];
-      if (k == EventKind::ThreadTeam) {
-        team = tr.ref[e] == 0 ? instance_at(tr.time[e]) : SIZE_MAX;
-        continue;
+  // Two walks over every thread's events: the first counts each visit's barriers, the second
+  // stores them in one table, visit after visit.
+  for (int walk = 0; walk < 2; ++walk) {
+    if (walk == 1) {
+      std::uint64_t at = 0;
+      for (TeamVisit& v : teams.visits) {
+        v.first = at;
+        at += v.count;
+        v.count = 0;  // counted again as they are stored
       }
-      if (k != EventKind::Enter && k != EventKind::Leave) continue;
-      const OmpConstruct c = construct[tr.ref[e]];
-      if (c == OmpConstruct::None) continue;
-      const std::size_t inst = team != SIZE_MAX ? team : instance_at(tr.time[e]);
-      if (inst == SIZE_MAX) continue;
-      TeamVisit& v = teams.visits[inst * teams.threads + t];
-      if (c == OmpConstruct::Parallel) {
-        (k == EventKind::Enter ? v.enter : v.leave) = e;
-      } else if (k == EventKind::Enter) {
-        v.barriers.emplace_back(e, kNoEvent);
-      } else if (!v.barriers.empty()) {
-        v.barriers.back().second = e;
+      teams.barriers.resize(at);
+    }
+    for (std::size_t t = 0; t < teams.threads; ++t) {
+      const LocalTrace& tr = t == 0 ? master : workers[t - 1];
+      std::size_t team = SIZE_MAX;
+      for (EventIdx e = 0; e < tr.size(); ++e) {
+        const EventKind k = tr.kind[e];
+        if (k == EventKind::ThreadTeam) {
+          team = tr.ref[e] == 0 ? instance_at(tr.time[e]) : SIZE_MAX;
+          continue;
+        }
+        if (k != EventKind::Enter && k != EventKind::Leave) continue;
+        const OmpConstruct c = construct[tr.ref[e]];
+        if (c == OmpConstruct::None) continue;
+        const std::size_t inst = team != SIZE_MAX ? team : instance_at(tr.time[e]);
+        if (inst == SIZE_MAX) continue;
+        TeamVisit& v = teams.visits[inst * teams.threads + t];
+        if (c == OmpConstruct::Parallel) {
+          if (walk == 0) (k == EventKind::Enter ? v.enter : v.leave) = e;
+        } else if (k == EventKind::Enter) {
+          if (walk == 1) teams.barriers[v.first + v.count] = {e, kNoEvent};
+          ++v.count;
+        } else if (walk == 1 && v.count > 0) {
+          teams.barriers[v.first + v.count - 1].second = e;
+        }
       }
     }
   }
@@ -143,15 +157,16 @@ OmpTeams omp_teams(const Definitions& defs, const CallTree& tree, const LocalTra
   // is one instance), checked for every region.
   for (std::size_t k = 0; k < teams.forks.size(); ++k) {
     const TeamVisit* team = &teams.visits[k * teams.threads];
-    const std::size_t barriers = team[0].barriers.size();
+    const std::size_t barriers = team[0].count;
     for (std::size_t t = 0; t < teams.threads; ++t) {
       if (team[t].enter == kNoEvent) continue;
-      bool closed = team[t].leave != kNoEvent && team[t].barriers.size() == barriers;
-      for (const auto& b : team[t].barriers) closed = closed && b.second != kNoEvent;
+      bool closed = team[t].leave != kNoEvent && team[t].count == barriers;
+      for (std::size_t j = 0; j < team[t].count; ++j)
+        closed = closed && teams.barrier(team[t], j).second != kNoEvent;
       if (!closed)
         throw TraceError(defs.anchor_path + ": rank " + std::to_string(master.rank) +
                          ", thread " + std::to_string(t) + ": parallel region " +
-                         std::to_string(k + 1) + " has " + std::to_string(team[t].barriers.size()) +
+                         std::to_string(k + 1) + " has " + std::to_string(team[t].count) +
                          " complete barriers on this thread but " + std::to_string(barriers) +
                          " on the master (the critical path cannot follow the team)");
     }

@@ -1275,7 +1275,7 @@ class RootCause {
       std::size_t master = 1, visits = 0;  // the master's, with the end of the trace
       std::vector<std::size_t> worker(workers_.size(), 0);
       for (std::uint32_t k = 0; k < teams.forks.size(); ++k) {
-        const std::size_t barriers = teams.visit(k, 0).barriers.size();
+        const std::size_t barriers = teams.visit(k, 0).count;
         for (std::uint32_t t = 0; t < threads; ++t) {
           if (teams.visit(k, t).enter == kNoEvent) continue;
           (t == 0 ? master : worker[t - 1]) += 1 + barriers;
@@ -1310,19 +1310,19 @@ class RootCause {
               OmpPoint{fork, total - completion, v.enter, trace.ref[v.enter]});
       }
       // Barrier points, instance by instance: wait = the team's last Enter - own Enter.
-      const std::size_t barriers = teams.visit(k, 0).barriers.size();
+      const std::size_t barriers = teams.visit(k, 0).count;
       for (std::size_t j = 0; j < barriers; ++j) {
         Ticks last = 0;
         for (std::uint32_t t = 0; t < threads; ++t) {
           const TeamVisit& v = teams.visit(k, t);
-          if (v.enter != kNoEvent) last = std::max(last, thread_trace(t).time[v.barriers[j].first]);
+          if (v.enter != kNoEvent) last = std::max(last, thread_trace(t).time[teams.barrier(v, j).first]);
         }
         const auto first = static_cast<std::uint32_t>(visits_.size());
         for (std::uint32_t t = 0; t < threads; ++t) {
           const TeamVisit& v = teams.visit(k, t);
           if (v.enter == kNoEvent) continue;
           const LocalTrace& trace = thread_trace(t);
-          const auto [benter, bleave] = v.barriers[j];
+          const auto [benter, bleave] = teams.barrier(v, j);
           const Ticks enter = trace.time[benter];
           const double wait = last > enter ? defs_.clock.span(enter, last) : 0.0;
           const double total = defs_.clock.span(enter, std::max(enter, trace.time[bleave]));
