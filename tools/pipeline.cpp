@@ -570,12 +570,15 @@ class Pipeline {
       return static_cast<double>(a.tv_sec - b.tv_sec) +
              1e-6 * static_cast<double>(a.tv_usec - b.tv_usec);
     };
-    char peak[160];
+    char resident[40] = "";  // where the system tells it (Linux)
+    if (const std::uint64_t r = resident_bytes(); r > 0)
+      std::snprintf(resident, sizeof resident, ", now %.1f MB", static_cast<double>(r) / 1e6);
+    char peak[200];
     std::snprintf(peak, sizeof peak,
-                  "  [process 0 peak %.1f MB, now %.1f MB; cpu %.3f s user, %.3f s sys, %ld "
-                  "switches, %ld faults]",
-                  static_cast<double>(peak_rss_bytes()) / 1e6,
-                  static_cast<double>(resident_bytes()) / 1e6, secs(now.ru_utime, usage_.ru_utime),
+                  "  [process 0 peak %.1f MB%s; cpu %.3f s user, %.3f s sys, %ld switches, %ld "
+                  "faults]",
+                  static_cast<double>(peak_rss_bytes()) / 1e6, resident,
+                  secs(now.ru_utime, usage_.ru_utime),
                   secs(now.ru_stime, usage_.ru_stime),
                   (now.ru_nvcsw + now.ru_nivcsw) - (usage_.ru_nvcsw + usage_.ru_nivcsw),
                   now.ru_minflt - usage_.ru_minflt);
