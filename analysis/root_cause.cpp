@@ -204,16 +204,18 @@ class MemberSets {
   std::vector<std::vector<Rank>> sorted_;
 };
 
-/// A worker thread's OpenMP synchronization point (the master's are SyncPoints). 24 B.
+/// A worker thread's OpenMP synchronization point (the master's are SyncPoints). 20 B, packed
+/// as SyncPoint is.
+#pragma pack(push, 4)
 struct OmpPoint {
   Ticks start = 0;            ///< fork point: the master's fork; barrier point: its Enter
   double cut_length = 0.0;    ///< total - completion, as for SyncPoint
   /// A fork point: Enter of the parallel region; a barrier point: Leave of the barrier (the
-  /// event's kind tells them apart).
+  /// event's kind tells them apart; its `ref` is the point's call path).
   EventIdx event = kNoEvent;
-  std::uint32_t callpath = 0;
 };
-static_assert(sizeof(OmpPoint) == 24, "one per worker thread's fork and barrier");
+#pragma pack(pop)
+static_assert(sizeof(OmpPoint) == 20, "one per worker thread's fork and barrier");
 
 /// One thread's visit of an OpenMP barrier instance. The visits of an instance are adjacent,
 /// by thread, the first one flagged. 16 B.
@@ -278,9 +280,13 @@ class RootCause {
     for (std::size_t i = 0; i < sps_.size(); ++i) {
       if (is_collective(sps_[i].kind) && sps_[i].kind != SyncKind::Init &&
           sps_[i].kind != SyncKind::Finalize)
-        collective_index_.set(collective_key(sps_[i].comm, sps_[i].target),
-                              static_cast<std::uint32_t>(i));
+        collective_index_.push_back(
+            InstancePoint{collective_key(sps_[i].comm, sps_[i].target), static_cast<std::uint32_t>(i)});
     }
+    // By key; of two points of one instance the later one counts (as a map's last write).
+    std::stable_sort(collective_index_.begin(), collective_index_.end(),
+                     [](const InstancePoint& a, const InstancePoint& b) { return a.key < b.key; });
+    collective_index_.shrink_to_fit();
     scratch_.assign(tree_.size(), 0);
     wait_scratch_.assign(tree_.size(), 0.0);
     seen_.assign(tree_.size(), 0);
@@ -754,8 +760,10 @@ class RootCause {
 
   /// The point of a collective instance on this rank, or -1.
   std::int64_t point_of_instance(std::uint64_t key) const {
-    const std::uint32_t i = collective_index_.find(key);
-    return i == replay::FlatIndex::kNone ? -1 : static_cast<std::int64_t>(i);
+    auto it = std::upper_bound(collective_index_.begin(), collective_index_.end(), key,
+                               [](std::uint64_t k, const InstancePoint& p) { return k < p.key; });
+    if (it == collective_index_.begin() || (--it)->key != key) return -1;
+    return static_cast<std::int64_t>(it->point);
   }
 
   /// Moves flush_ down over the points resolved from the top: everything above it is done.
@@ -1306,8 +1314,7 @@ class RootCause {
           sps_.push_back(omp_point(SyncKind::OmpFork, v.enter, trace.ref[v.enter], 0.0,
                                    total - completion));
         else
-          omp_points_[t - 1].push_back(
-              OmpPoint{fork, total - completion, v.enter, trace.ref[v.enter]});
+          omp_points_[t - 1].push_back(OmpPoint{fork, total - completion, v.enter});
       }
       // Barrier points, instance by instance: wait = the team's last Enter - own Enter.
       const std::size_t barriers = teams.visit(k, 0).count;
@@ -1333,7 +1340,7 @@ class RootCause {
             sps_.push_back(sp);
           } else {
             b.point = static_cast<std::uint32_t>(omp_points_[t - 1].size());
-            omp_points_[t - 1].push_back(OmpPoint{enter, total, bleave, trace.ref[bleave]});
+            omp_points_[t - 1].push_back(OmpPoint{enter, total, bleave});
           }
           visits_.push_back(b);
         }
@@ -1373,14 +1380,15 @@ class RootCause {
     const OmpPoint* a = p > 0 ? &points[p - 1] : nullptr;
     if (a && trace.kind[a->event] == EventKind::Enter) {  // a fork point
       const Ticks enter = trace.time[a->event];
-      add_ticks(a->callpath, enter > a->start ? enter - a->start : 0);
+      const Ticks start = a->start;  // OmpPoint is packed: a copy, not a reference
+      add_ticks(trace.ref[a->event], enter > start ? enter - start : 0);
       from = a->event;
     } else if (a) {
       from = last_boundary_before(trace, a->event);
     }
     add_segments(trace, from, to);
     take_segments(out);
-    if (a) cut_off(out, a->callpath, a->cut_length);
+    if (a) cut_off(out, trace.ref[a->event], a->cut_length);
   }
 
   /// A severity of a delay on thread t of this rank.
@@ -1534,7 +1542,7 @@ class RootCause {
             in.individual = r.get<std::uint8_t>() != 0;
             in.gw = r.get<double>();
             get_map(r, in.g);
-            if (!collective_index_.contains(key)) {
+            if (point_of_instance(key) < 0) {
               // Not a synchronization point here: nothing to add, but the causer counts on us.
               send_reply(source, comm, instance, in.individual,
                          std::vector<double>(in.g.size(), 0.0), 0.0, in.gw, {});
@@ -1612,7 +1620,14 @@ class RootCause {
   std::vector<SyncPoint> sps_;  ///< event order
   Ticks their_leave_ = 0;  ///< prephase: the partner record being read
   std::unordered_map<std::uint64_t, std::vector<Rank>> waiters_;  ///< 1-to-N root: its waiters
-  replay::FlatIndex collective_index_;  ///< instances where this rank has a point
+  /// Instances where this rank has a point, by key (12 B each; a hash index was 4 x that).
+#pragma pack(push, 4)
+  struct InstancePoint {
+    std::uint64_t key;
+    std::uint32_t point;
+  };
+#pragma pack(pop)
+  std::vector<InstancePoint> collective_index_;
   replay::FlatIndex prop_index_;  ///< Late Sender / Receiver wait state -> its share in prop_
   std::vector<double> prop_;
   std::vector<std::uint32_t> prop_free_;
