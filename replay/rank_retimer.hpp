@@ -190,9 +190,10 @@ class RankRetimer {
 
   void take_member_note(const MemberNote& m);
 
-  /// After the senders' exchange: what only it needed (before the members' exchange, so
-  /// both are never held at once).
-  void drop_send_notes();
+  /// Matched sends (the notes' count).
+  std::size_t matched_sends() const { return send_request_.size(); }
+  /// The receiver of the i-th matched send (its note's destination).
+  Rank send_dest(std::size_t i) const { return send_dest_[i]; }
 
   /// After both exchanges: the candidates between an instance's members are no cuts.
   void separate_members();
@@ -563,14 +564,18 @@ class RankRetimer {
   EventBits recvd_;  ///< matched receive completions
   std::vector<EventIdx> recv_sender_;  ///< per matched receive: the sender's send event
   std::vector<Rank> recv_source_;      ///< per matched receive: the sender
+  std::vector<std::int32_t> recv_ready_;  ///< preparation: per matched receive (ready_times_)
+  std::vector<LateEntry> late_;  ///< preparation: per Late Receiver send (in send order, then by event)
+  NearTimes ready_times_;
   EventBits sync_;   ///< events that complete a synchronization
-  std::vector<Clk> gap_;  ///< per synchronization: end minus the latest original ready time
+  Gaps gap_;  ///< per synchronization: end minus the latest original ready time
   EventBits lr_req_;  ///< receive requests whose sender's completion waited for them
   std::vector<EventIdx> released_events_;  ///< forward: synchronizations replayed as plain
 
   CollectiveTable table_;
   std::vector<CollEntry> colls_;  ///< collectives that bind, and the cuts; by end event
-  std::vector<Ready> ready_;      ///< preparation: what each synchronization waits for
+  /// preparation: what each synchronization but the messages' (recv_ready_, late_) waits for
+  std::vector<Ready> ready_;
   std::vector<InstanceInfo> infos_;  ///< preparation: every instance's rule on this rank
   std::uint32_t best_ = UINT32_MAX;  ///< the communicator of the cut candidates
   std::vector<const InstanceInfo*> cands_;  ///< preparation: the candidates, by instance
@@ -579,8 +584,6 @@ class RankRetimer {
   std::vector<Ticks> cand_m_;  ///< per candidate: its original latest begin
   /// Preparation, as a host: the first and last candidate segment of each instance's begins.
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> span_;
-  std::vector<EventIdx> send_event_;   ///< preparation: per matched send, its event
-  std::vector<EventIdx> send_attach_;  ///< preparation: its binding completion, or kNoEvent
   std::vector<std::uint8_t> disq_;
   std::vector<EventIdx> resets_;  ///< end events of the cuts, in order
   std::vector<Clk> reset_m_;      ///< their original latest begins

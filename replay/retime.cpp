@@ -193,19 +193,19 @@ class Retimer {
   /// Senders tell receivers, members tell hosts, in which candidate segment they are: batched
   /// exchanges per kind for the process (in slices of kNoteSliceBytes: the notes' order does
   /// not matter), records to co-located ranks in memory.
-  static constexpr std::size_t kNoteSliceBytes = std::size_t{256} << 10;
+  static constexpr std::size_t kNoteSliceBytes = std::size_t{64} << 10;
   void separate_partners() {
     const RankBlocks& blocks = shard_.blocks;
     {
       const std::vector<std::size_t> first =
-          offsets([](const RankRetimer& r) { return r.send_event_.size(); });
+          offsets([](const RankRetimer& r) { return r.matched_sends(); });
       auto note = [&](std::size_t k) {
         const std::size_t i = holder(first, k);
         return ranks_[i].send_note(k - first[i]);
       };
       auto dest = [&](std::size_t k) {
         const std::size_t i = holder(first, k);
-        return blocks.owner(ranks_[i].send_dest_[k - first[i]]);
+        return blocks.owner(ranks_[i].send_dest(k - first[i]));
       };
       if (blocks.processes() < blocks.ranks()) {
         send_each_sliced<SendNote>(world_, first.back(), kNoteSliceBytes, dest, note,
@@ -231,7 +231,6 @@ class Retimer {
             });
       }
     }
-    for (RankRetimer& r : ranks_) r.drop_send_notes();
     {
       const std::vector<std::size_t> first =
           offsets([](const RankRetimer& r) { return r.colls_.size(); });
@@ -495,6 +494,10 @@ RetimeMatches::RetimeMatches(const Definitions& defs, const Shard& shard) {
 RetimeMatches::~RetimeMatches() = default;
 
 MessageSink* RetimeMatches::sink(std::size_t i) { return recorders_[i].get(); }
+
+void RetimeMatches::resolve_peers() {
+  for (auto& r : recorders_) r->resolve_peers();
+}
 
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const Shard& shard, const RetimeRequest& request) {

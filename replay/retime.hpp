@@ -33,6 +33,9 @@ class RetimeMatches {
   /// The sink of the i-th held rank (Shard::traces order).
   MessageSink* sink(std::size_t i);
   detail::retiming::MatchRecorder& recorder(std::size_t i) { return *recorders_[i]; }
+  /// The messages' partner ranks, from the traces' message records: after this, the re-timing
+  /// replay needs nothing of those records (LocalTrace::release_messages).
+  void resolve_peers();
 
  private:
   std::vector<std::unique_ptr<detail::retiming::MatchRecorder>> recorders_;

@@ -189,17 +189,27 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   sent.resize(trace.size());
   lr.resize(trace.size());
   recvd.resize(trace.size());
-  // The size take_matches wants (every message, every collective instance), so that the
-  // table is handed over, not copied; pages not written are not resident.
-  ready.reserve(trace.p2p.size() + trace.coll.size() + 2);
+  // Held through the later phases: sized by the trace's sends and receives (every one of them
+  // matched in a complete trace), not grown by doubling.
+  std::size_t sends = 0, receives = 0;
+  for (std::size_t e = 0; e < trace.size(); ++e) {
+    const EventKind k = trace.kind[e];
+    sends += k == EventKind::Send || k == EventKind::Isend;
+    receives += k == EventKind::Recv || k == EventKind::Irecv;
+  }
+  send_request.reserve(sends);
+  recv_sender.reserve(receives);
+  recv_ready.reserve(receives);
+  // Late Receiver entries: at most one per send; pages not written are not resident.
+  late.reserve(sends);
 }
 
 void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
   for (std::size_t i = 0; i < n; ++i) {
     recvd.set(m[i].event);
     recv_sender.push_back(m[i].send.event);
-    recv_source.push_back(peer_rank(defs_, trace_, m[i].event));
-    ready.push_back(Ready{m[i].event, m[i].send.call_enter});
+    recv_ready.push_back(
+        ready_times.encode(m[i].event, trace_.time[m[i].event], m[i].send.call_enter));
   }
 }
 
@@ -207,36 +217,40 @@ void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
   for (std::size_t i = 0; i < n; ++i) {
     sent.set(m[i].event);
     send_request.push_back(m[i].recv.request_event);
-    send_dest.push_back(peer_rank(defs_, trace_, m[i].event));
     EventIdx attach = kNoEvent;
     if (late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
       lr.set(m[i].event);
-      ready.push_back(Ready{attach, m[i].recv.request_enter});
+      late.push_back(
+          LateEntry{attach, ready_times.encode(attach, trace_.time[attach], m[i].recv.request_enter)});
     }
-    send_event.push_back(m[i].event);
-    send_attach.push_back(attach);
   }
 }
 
+void MatchRecorder::resolve_peers() {
+  if (resolved_) return;
+  resolved_ = true;
+  send_dest.reserve(send_request.size());
+  for (EventIdx e = sent.next(0); e != kNoEvent; e = sent.next(e + 1))
+    send_dest.push_back(peer_rank(defs_, trace_, e));
+  recv_source.reserve(recv_sender.size());
+  for (EventIdx e = recvd.next(0); e != kNoEvent; e = recvd.next(e + 1))
+    recv_source.push_back(peer_rank(defs_, trace_, e));
+}
+
 void RankRetimer::take_matches(MatchRecorder& m) {
+  m.resolve_peers();
   sent_ = std::move(m.sent);
   lr_ = std::move(m.lr);
   recvd_ = std::move(m.recvd);
   send_request_ = std::move(m.send_request);
   send_dest_ = std::move(m.send_dest);
-  send_event_ = std::move(m.send_event);
-  send_attach_ = std::move(m.send_attach);
   recv_sender_ = std::move(m.recv_sender);
   recv_source_ = std::move(m.recv_source);
+  recv_ready_ = std::move(m.recv_ready);
+  late_ = std::move(m.late);
+  ready_times_ = std::move(m.ready_times);
   // Room for the collectives' and cuts' entries to come (prepare_finish).
-  const std::size_t want = trace_.p2p.size() + colls_.size() + infos_.size();
-  if (ready_.empty() && m.ready.capacity() >= want) {
-    ready_.swap(m.ready);
-  } else {
-    ready_.reserve(ready_.size() + m.ready.size() + want);
-    ready_.insert(ready_.end(), m.ready.begin(), m.ready.end());
-  }
-  std::vector<Ready>().swap(m.ready);
+  ready_.reserve(ready_.size() + colls_.size() + infos_.size() + 2);
 }
 
 bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const {
@@ -257,9 +271,10 @@ bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventId
 }
 
 SendNote RankRetimer::send_note(std::size_t i) const {
-  const EventIdx attach = send_attach_[i];
+  const EventIdx s = sent_.select(static_cast<std::uint32_t>(i));
+  const EventIdx attach = lr_.test(s) ? late_[lr_.rank(s)].event : kNoEvent;
   return SendNote{send_dest_[i], send_request_[i],
-                  static_cast<std::uint32_t>(candidate_segment(send_event_[i])),
+                  static_cast<std::uint32_t>(candidate_segment(s)),
                   attach == kNoEvent ? UINT32_MAX
                                      : static_cast<std::uint32_t>(candidate_segment(attach))};
 }
@@ -290,11 +305,6 @@ void RankRetimer::take_member_note(const MemberNote& m) {
                 .first;
   it->second.first = std::min(it->second.first, m.segment);
   it->second.second = std::max(it->second.second, m.segment);
-}
-
-void RankRetimer::drop_send_notes() {
-  std::vector<EventIdx>().swap(send_event_);
-  std::vector<EventIdx>().swap(send_attach_);
 }
 
 void RankRetimer::separate_members() {
@@ -350,6 +360,7 @@ void RankRetimer::prepare_messages(bool complete) {
 
 void RankRetimer::prepare_separate() {
   sent_.finish();
+  lr_.finish();
   recvd_.finish();
   for (const InstanceInfo& info : infos_)
     if (info.entry.type != Bind::None && info.entry.comm != best_) colls_.push_back(info.entry);
@@ -362,30 +373,31 @@ namespace {
 /// may change their order, which nothing depends on (their ready times are reduced by max).
 /// In place because the ready times are the preparation's largest table: a radix sort's copy
 /// of them was what-if's peak (2.5 MB per process on the bench reference trace).
-void sort_by_event(std::vector<Ready>& v) {
+template <class Entry>
+void sort_by_event(std::vector<Entry>& v) {
   if (v.size() < 2) return;
   EventIdx top = 0;
-  for (const Ready& r : v) top = std::max<EventIdx>(top, r.event);
+  for (const Entry& r : v) top = std::max<EventIdx>(top, r.event);
   int bits = 0;
   while (bits < 32 && (top >> bits) != 0) ++bits;
   constexpr int kBits = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
   const int shift = bits > kBits ? bits - kBits : 0;
-  const auto digit = [shift](const Ready& r) { return static_cast<std::size_t>(r.event >> shift); };
+  const auto digit = [shift](const Entry& r) { return static_cast<std::size_t>(r.event >> shift); };
   std::vector<std::size_t> next(kBuckets + 1, 0), end(kBuckets, 0);
-  for (const Ready& r : v) ++next[digit(r) + 1];
+  for (const Entry& r : v) ++next[digit(r) + 1];
   for (std::size_t b = 0; b < kBuckets; ++b) {
     next[b + 1] += next[b];
     end[b] = next[b + 1];
   }
   for (std::size_t b = 0; b < kBuckets; ++b)
     while (next[b] < end[b]) {
-      Ready x = v[next[b]];
+      Entry x = v[next[b]];
       for (std::size_t d = digit(x); d != b; d = digit(x)) std::swap(x, v[next[d]++]);
       v[next[b]++] = x;
     }
   if (shift == 0) return;  // one event per bucket
-  const auto by_event = [](const Ready& a, const Ready& b) { return a.event < b.event; };
+  const auto by_event = [](const Entry& a, const Entry& b) { return a.event < b.event; };
   std::size_t from = 0;
   for (std::size_t b = 0; b < kBuckets; ++b) {
     if (end[b] - from > 1)
@@ -426,33 +438,67 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
   std::sort(colls_.begin(), colls_.end(),
             [](const CollEntry& a, const CollEntry& b) { return a.end < b.end; });
   // (6) Each synchronization's original completion time: its end minus the latest original
-  // ready time (its own previous event, or what the rules say it waits for).
+  // ready time (its own previous event, or what the rules say it waits for). The receives come
+  // in event order from their bits; the other entries, sorted, are merged with them.
   sort_by_event(ready_);
-  // The completions of one call bind at its first one.
+  sort_by_event(late_);
+  // The completions of one call bind at its first one: entries are mapped to it in event order
+  // and the entries of one event combined (the latest ready time).
   EventIdx call = kNoEvent, first = kNoEvent;
-  for (Ready& r : ready_) {
-    if (r.event >= n || !completion(trace_.kind[r.event])) continue;
-    const EventIdx c = trace_.call_of(r.event);
-    if (c != call) {
-      call = c;
-      first = r.event;
+  EventIdx cur = kNoEvent;
+  Ticks cur_ready = 0;
+  auto settle = [&] {
+    if (cur == kNoEvent || cur == 0 || cur >= n) return;
+    const Ticks ready = std::max(cur_ready, trace_.time[cur - 1]);
+    sync_.set(cur);
+    gap_.push_back(T(cur) - static_cast<Clk>(ready));
+  };
+  auto take = [&](EventIdx e, Ticks time) {
+    if (e < n && completion(trace_.kind[e])) {
+      const EventIdx c = trace_.call_of(e);
+      if (c != call) {
+        call = c;
+        first = e;
+      }
+      e = first;
     }
-    r.event = first;
-  }
-  for (std::size_t i = 0; i < ready_.size(); ++i) {
-    const EventIdx e = ready_[i].event;
-    Ticks ready = ready_[i].time;
-    for (; i + 1 < ready_.size() && ready_[i + 1].event == e; ++i) {
-      const Ticks time = ready_[i + 1].time;  // Ready is packed: a copy for std::max's references
-      ready = std::max(ready, time);
+    if (e == cur) {
+      cur_ready = std::max(cur_ready, time);
+      return;
     }
-    if (e == 0 || e >= n) continue;
-    ready = std::max(ready, trace_.time[e - 1]);
-    sync_.set(e);
-    gap_.push_back(T(e) - static_cast<Clk>(ready));
+    settle();
+    cur = e;
+    cur_ready = time;
+  };
+  // Three streams in event order: the receives, the Late Receivers, the rest.
+  std::size_t i = 0, k = 0;
+  auto take_before = [&](EventIdx x) {
+    for (;;) {
+      const EventIdx a = i < ready_.size() ? ready_[i].event : kNoEvent;
+      const EventIdx b = k < late_.size() ? late_[k].event : kNoEvent;
+      if (std::min(a, b) >= x) return;
+      if (a <= b) {
+        take(a, ready_[i].time);
+        ++i;
+      } else {
+        take(b, ready_times_.decode(b, trace_.time[b], late_[k].before));
+        ++k;
+      }
+    }
+  };
+  std::uint32_t j = 0;
+  for (EventIdx r = recvd_.next(0); r != kNoEvent; r = recvd_.next(r + 1), ++j) {
+    take_before(r);
+    take(r, ready_times_.decode(r, trace_.time[r], recv_ready_[j]));
   }
+  take_before(kNoEvent);
+  for (; i < ready_.size(); ++i) take(ready_[i].event, ready_[i].time);  // events kNoEvent
+  settle();
   sync_.finish();
   std::vector<Ready>().swap(ready_);
+  std::vector<std::int32_t>().swap(recv_ready_);
+  std::vector<LateEntry>().swap(late_);
+  ready_times_.release();
 }
 
 void RankRetimer::part_visits() {

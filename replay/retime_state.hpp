@@ -5,9 +5,11 @@
 // retime_path) and the driver (retime.cpp) pass between them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,10 +80,36 @@ class EventBits {
     const std::uint64_t below = words_[e >> 6] & ((std::uint64_t{1} << (e & 63)) - 1);
     return before_[e >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(below));
   }
+  /// After finish(): the set bit of rank i (i < the number of set bits), the inverse of rank().
+  /// Lookups in increasing i go on from the previous one's word (amortized O(1)); others
+  /// search.
+  EventIdx select(std::uint32_t i) const {
+    std::size_t w = hint_ < before_.size() && before_[hint_] <= i ? hint_ : 0;
+    if (w == 0)
+      w = static_cast<std::size_t>(std::upper_bound(before_.begin(), before_.end(), i) -
+                                   before_.begin()) - 1;
+    while (w + 1 < before_.size() && before_[w + 1] <= i) ++w;
+    hint_ = w;
+    std::uint64_t bits = words_[w];
+    for (std::uint32_t k = before_[w]; k < i; ++k) bits &= bits - 1;
+    return static_cast<EventIdx>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
+  }
+  /// The first set bit at or after e, or kNoEvent.
+  EventIdx next(EventIdx e) const {
+    std::size_t w = e >> 6;
+    if (w >= words_.size()) return kNoEvent;
+    std::uint64_t bits = words_[w] & (~std::uint64_t{0} << (e & 63));
+    while (bits == 0) {
+      if (++w >= words_.size()) return kNoEvent;
+      bits = words_[w];
+    }
+    return static_cast<EventIdx>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
+  }
 
  private:
   std::vector<std::uint64_t> words_;
   std::vector<std::uint32_t> before_;
+  mutable std::size_t hint_ = 0;  ///< select: the word of the last lookup
 };
 
 /// A synchronization whose time, in the profiled clock, came from a partner: the re-timed run's
@@ -249,25 +277,94 @@ struct Ready {
 #pragma pack(pop)
 static_assert(sizeof(Ready) == 12, "Ready is held per synchronization");
 
+/// The original ready times the matching finds (a receive's send Enter, a Late Receiver's
+/// request Enter), held from the forward replay to the what-if phase's preparation: each as its
+/// distance before the time of the event it binds, 4 B instead of 8. A distance beyond 31 bits
+/// (kFar) is kept exactly in a side map by event (the latest there: only the latest ready time
+/// of an event counts).
+class NearTimes {
+ public:
+  static constexpr std::int32_t kFar = std::numeric_limits<std::int32_t>::min();
+  std::int32_t encode(EventIdx e, Ticks at, Ticks ready) {
+    const std::int64_t d = static_cast<std::int64_t>(at - ready);
+    if (d > std::numeric_limits<std::int32_t>::min() && d <= std::numeric_limits<std::int32_t>::max())
+      return static_cast<std::int32_t>(d);
+    auto [it, fresh] = far_.emplace(e, ready);
+    if (!fresh) it->second = std::max(it->second, ready);
+    return kFar;
+  }
+  Ticks decode(EventIdx e, Ticks at, std::int32_t before) const {
+    return before == kFar ? far_.at(e) : at - static_cast<Ticks>(static_cast<std::int64_t>(before));
+  }
+  void release() { std::unordered_map<EventIdx, Ticks>().swap(far_); }
+
+ private:
+  std::unordered_map<EventIdx, Ticks> far_;
+};
+
+/// Per synchronization, its original completion time (end minus the latest ready time, in
+/// ticks): usually microseconds, so 4 B each; one beyond 31 bits is kept exactly in a side map.
+/// Held through the what-if replay, read at every synchronization.
+class Gaps {
+ public:
+  void reserve(std::size_t n) { near_.reserve(n); }
+  std::size_t size() const { return near_.size(); }
+  void push_back(Clk gap) {
+    if (gap > kFar && gap <= std::numeric_limits<std::int32_t>::max()) {
+      near_.push_back(static_cast<std::int32_t>(gap));
+    } else {
+      far_.emplace(static_cast<std::uint32_t>(near_.size()), gap);
+      near_.push_back(kFar);
+    }
+  }
+  Clk operator[](std::size_t i) const {
+    const std::int32_t g = near_[i];
+    return g != kFar ? g : far_.at(static_cast<std::uint32_t>(i));
+  }
+
+ private:
+  static constexpr std::int32_t kFar = std::numeric_limits<std::int32_t>::min();
+  std::vector<std::int32_t> near_;
+  std::unordered_map<std::uint32_t, Clk> far_;
+};
+
+/// A Late Receiver's binding completion and its ready time (NearTimes). 8 B.
+struct LateEntry {
+  EventIdx event;
+  std::int32_t before;
+};
+
 /// What the re-timing replay keeps of one rank's message matching, taken as the matching hands
 /// the messages over (the forward replay's, RetimeMatches, or the what-if phase's own); a
 /// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
+/// Held from the forward replay to the what-if phase: 4 B per matched send and 8 B per matched
+/// receive, in vectors sized by the trace's sends and receives, and 8 B per binding Late
+/// Receiver. The partners' ranks are added at the what-if phase's start (resolve_peers), from
+/// the trace's message records, which nothing needs after that (the pipeline then releases
+/// them): a send's event follows from the bits (select), a Late Receiver's binding completion
+/// is its entry in `late`.
 class MatchRecorder final : public MessageSink {
  public:
   MatchRecorder(const Definitions& defs, const LocalTrace& trace);
   void receives(const MatchedRecv* m, std::size_t n, EventIdx) override;
   void sends(const MatchedSend* m, std::size_t n, EventIdx) override;
+  /// After the matching, while the trace's message records are there: send_dest and
+  /// recv_source (once; later calls do nothing).
+  void resolve_peers();
 
   EventBits sent;   ///< matched sends
   std::vector<EventIdx> send_request;  ///< per matched send: the receiver's request event
-  std::vector<Rank> send_dest;         ///< per matched send: the receiver
-  std::vector<EventIdx> send_event;    ///< per matched send: its event
-  std::vector<EventIdx> send_attach;   ///< per matched send: its binding completion, or kNoEvent
+  std::vector<Rank> send_dest;         ///< per matched send: the receiver (resolve_peers)
   EventBits lr;     ///< matched sends whose completion waits for the receiver (Late Receiver)
   EventBits recvd;  ///< matched receive completions
   std::vector<EventIdx> recv_sender;  ///< per matched receive: the sender's send event
-  std::vector<Rank> recv_source;      ///< per matched receive: the sender
-  std::vector<Ready> ready;  ///< what each receive and Late Receiver completion waits for
+  std::vector<Rank> recv_source;      ///< per matched receive: the sender (resolve_peers)
+  /// per matched receive: the Enter of the send's call, before the receive (ready_times)
+  std::vector<std::int32_t> recv_ready;
+  /// Per Late Receiver send, in send order: the completion it binds and the Enter of the
+  /// receive request's call before it (ready_times).
+  std::vector<LateEntry> late;
+  NearTimes ready_times;
 
  private:
   /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the
@@ -277,6 +374,7 @@ class MatchRecorder final : public MessageSink {
 
   const Definitions& defs_;
   const LocalTrace& trace_;
+  bool resolved_ = false;
 };
 
 /// One gate, on the master. 20 B per OpenMP synchronization.

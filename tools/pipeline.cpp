@@ -279,6 +279,10 @@ class Pipeline {
       });
       waits_.clear();
       for (auto& pass : passes) waits_.push_back(pass->finish());
+      // Nothing after this phase reads the message records without what-if: the profile has
+      // the bytes, the wait states their peers.
+      if (settings_.no_what_if)
+        for (LocalTrace& t : shard_.traces) t.release_messages();
     }
     std::uint64_t waits = 0;
     for (const analysis::WaitStateResult& w : waits_) waits += w.waits.size();
@@ -353,6 +357,12 @@ class Pipeline {
   void what_if() {
     if (settings_.no_what_if) return;
     progress_.begin("what-if");
+    if (retime_matches_) {
+      // The kept matching gets its partners' ranks; then nothing reads the message records.
+      retime_matches_->resolve_peers();
+      for (LocalTrace& t : shard_.traces) t.release_messages();
+      release_free_memory();
+    }
     world_.agree([&] {
       what_if_ = analysis::what_if_pass(world_, defs_, tree_, shard_, sev_,
                                         hybrid_ ? &worker_sev_ : nullptr, path_,

@@ -95,6 +95,13 @@ class MessageRecords {
   void resize(std::size_t n) { recs_.resize(n); }
   std::size_t channels() const { return channels_.size(); }
   std::size_t bytes_used() const;
+  /// Frees every record and channel (LocalTrace::release_messages).
+  void release() {
+    std::deque<Packed>().swap(recs_);
+    std::vector<Channel>().swap(channels_);
+    std::unordered_map<Channel, std::uint32_t, ChannelHash>().swap(index_);
+    last_ = UINT32_MAX;
+  }
 
  private:
   struct Channel {
@@ -305,6 +312,13 @@ struct LocalTrace {
         received < CollRecord::kLong ? static_cast<std::uint32_t>(received) : CollRecord::kLong;
     if (rec.sent == CollRecord::kLong) long_coll_bytes[std::uint64_t{slot} * 2] = sent;
     if (rec.received == CollRecord::kLong) long_coll_bytes[std::uint64_t{slot} * 2 + 1] = received;
+  }
+  /// Frees the message records once nothing reads them any more (after the message matching,
+  /// when the later phases have what they need of it): message(), bytes_of() and peer_rank()
+  /// must not be called after it. 12 B per message event.
+  void release_messages() {
+    p2p.release();
+    std::unordered_map<std::uint32_t, std::uint64_t>().swap(long_messages);
   }
   /// Appends a message record; returns its index (for `ref`).
   std::uint32_t add_message(P2pRecord rec, std::uint64_t bytes) {

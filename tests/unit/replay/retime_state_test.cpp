@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
+// the walk over set bits), NearTimes and Gaps (4-byte values, the rare far one exact).
+#include "replay/retime_state.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace cpreplay::replay::detail::retiming {
+namespace {
+
+TEST(EventBits, SelectInvertsRankAndNextWalksTheSetBits) {
+  // Set bits in the first word, across word boundaries, a run of empty words, the last event.
+  const std::vector<EventIdx> set = {0, 5, 63, 64, 65, 127, 128, 700, 701, 1000, 4095};
+  EventBits bits;
+  bits.resize(4096);
+  for (const EventIdx e : set) bits.set(e);
+  bits.finish();
+  for (std::uint32_t i = 0; i < set.size(); ++i) {
+    EXPECT_EQ(bits.select(i), set[i]) << i;
+    EXPECT_EQ(bits.rank(set[i]), i);
+  }
+  // Out of order (the hint goes back) and again in order.
+  EXPECT_EQ(bits.select(9), 1000u);
+  EXPECT_EQ(bits.select(2), 63u);
+  EXPECT_EQ(bits.select(0), 0u);
+  EXPECT_EQ(bits.select(7), 700u);
+  std::vector<EventIdx> walked;
+  for (EventIdx e = bits.next(0); e != kNoEvent; e = bits.next(e + 1)) walked.push_back(e);
+  EXPECT_EQ(walked, set);
+  EXPECT_EQ(bits.next(129), 700u);
+  EXPECT_EQ(bits.next(4096), kNoEvent);
+  EventBits none;
+  EXPECT_EQ(none.next(0), kNoEvent);
+}
+
+TEST(EventBits, SelectAgreesWithAScanAtRandom) {
+  std::mt19937 gen(3);
+  std::bernoulli_distribution dense(0.3), sparse(0.002);
+  EventBits bits;
+  const std::size_t n = 200000;
+  bits.resize(n);
+  std::vector<EventIdx> set;
+  for (EventIdx e = 0; e < n; ++e)
+    if ((e / 10000) % 2 == 0 ? dense(gen) : sparse(gen)) {
+      bits.set(e);
+      set.push_back(e);
+    }
+  bits.finish();
+  for (std::uint32_t i = 0; i < set.size(); ++i) ASSERT_EQ(bits.select(i), set[i]) << i;
+  std::uniform_int_distribution<std::uint32_t> any(0, static_cast<std::uint32_t>(set.size() - 1));
+  for (int k = 0; k < 10000; ++k) {
+    const std::uint32_t i = any(gen);
+    ASSERT_EQ(bits.select(i), set[i]) << i;
+  }
+}
+
+TEST(NearTimes, KeepsNearDistancesInFourBytesAndFarOnesExactly) {
+  NearTimes t;
+  const Ticks at = Ticks{1} << 40;
+  // Before, after (a skewed clock: negative distance), at the 31-bit edges, and far both ways.
+  const std::int32_t before = t.encode(1, at, at - 1000);
+  const std::int32_t after = t.encode(2, at, at + 5);
+  const std::int32_t edge = t.encode(3, at, at - std::numeric_limits<std::int32_t>::max());
+  const std::int32_t low_edge =
+      t.encode(4, at, at + (Ticks{1} << 31) - 1);  // distance -(2^31 - 1): still near
+  const std::int32_t far_before = t.encode(5, at, at - (Ticks{1} << 31));
+  const std::int32_t far_after = t.encode(6, at, at + (Ticks{1} << 31));
+  EXPECT_EQ(before, 1000);
+  EXPECT_EQ(after, -5);
+  EXPECT_EQ(edge, std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(low_edge, -std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(far_before, NearTimes::kFar);
+  EXPECT_EQ(far_after, NearTimes::kFar);
+  EXPECT_EQ(t.decode(1, at, before), at - 1000);
+  EXPECT_EQ(t.decode(2, at, after), at + 5);
+  EXPECT_EQ(t.decode(3, at, edge), at - std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(t.decode(4, at, low_edge), at + (Ticks{1} << 31) - 1);
+  EXPECT_EQ(t.decode(5, at, far_before), at - (Ticks{1} << 31));
+  EXPECT_EQ(t.decode(6, at, far_after), at + (Ticks{1} << 31));
+  // Two far ready times of one event: the later one counts.
+  EXPECT_EQ(t.encode(7, at, at - (Ticks{1} << 35)), NearTimes::kFar);
+  EXPECT_EQ(t.encode(7, at, at - (Ticks{1} << 33)), NearTimes::kFar);
+  EXPECT_EQ(t.decode(7, at, NearTimes::kFar), at - (Ticks{1} << 33));
+}
+
+TEST(Gaps, KeepsEveryCompletionTimeExactly) {
+  Gaps g;
+  const std::vector<Clk> values = {0,
+                                   1,
+                                   -1,
+                                   123456,
+                                   std::numeric_limits<std::int32_t>::max(),
+                                   std::numeric_limits<std::int32_t>::min() + Clk{1},
+                                   std::numeric_limits<std::int32_t>::min(),  // the marker: far
+                                   Clk{1} << 31,
+                                   -(Clk{1} << 40),
+                                   Clk{1} << 50,
+                                   42};
+  g.reserve(values.size());
+  for (const Clk v : values) g.push_back(v);
+  ASSERT_EQ(g.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(g[i], values[i]) << i;
+}
+
+}  // namespace
+}  // namespace cpreplay::replay::detail::retiming
