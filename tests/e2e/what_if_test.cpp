@@ -234,6 +234,39 @@ TEST(WhatIf, LateReceiver_TheSendWaitsForTheReceiveRequest) {
   EXPECT_NEAR(entry(a, "sim.exe/main/x")["zeroing_gain_s"].number, 3.0, kTol);
 }
 
+// Waits and completion times beyond 31 bits of ticks (1e9 per second here: 2.15 s), which the
+// replay keeps apart from the 4-byte ones: rank 1 enters MPI_Recv at 0.5, rank 0 sends after
+// `work` [0.5, 4.0] in an MPI_Send [4.0, 7.0] that completes 3.0 s after the message left (a
+// Late Receiver constraint: the call ends after the request was entered, 6.5 s before), and
+// the receive completes at 7.0, 3.0 s after the send. Both then work `post` [7.0, 8.0],
+// MPI_Finalize [8.0, 8.1], main is left at 8.2. With work at half speed the send enters at 2.25,
+// both complete at 5.25, post ends at 6.25, runtime 6.45; without work 4.7; without post 7.2.
+TEST(WhatIf, LongWaits_ReadyAndCompletionTimesBeyond31BitsOfTicks) {
+  TraceWriter w(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.enter(r, 0.0, "main");
+    w.init(r, 0.0, 0.5);
+  }
+  w.region(0, "work", 0.5, 4.0);
+  w.send(0, 4.0, 7.0, 1, 3, 1 << 20);
+  w.recv(1, 0.5, 7.0, 0, 3, 1 << 20);
+  for (int r = 0; r < 2; ++r) {
+    w.region(r, "post", 7.0, 8.0);
+    w.finalize(r, 8.0, 8.1);
+    w.leave(r, 8.2, "main");
+    w.program_end(r, 8.2);
+  }
+  TempDir dir;
+  const Analysis a = analyze(w, dir, {"--what-if", "work=0.5"});
+  EXPECT_EQ(a.json["what_if"]["runtime_s"].number, a.json["wall_clock_s"].number);
+  EXPECT_NEAR(a.json["wall_clock_s"].number, 8.2, kTol);
+  EXPECT_NEAR(scenario_runtime(a), 6.45, kTol);
+  EXPECT_NEAR(entry(a, "sim.exe/main/work")["zeroing_gain_s"].number, 3.5, kTol);
+  EXPECT_NEAR(entry(a, "sim.exe/main/post")["zeroing_gain_s"].number, 1.0, kTol);
+  EXPECT_EQ(a.run.err.find("what-if"), std::string::npos) << a.run.err;
+}
+
 // ---- One collective of each kind -----------------------------------------------------------
 //
 // 3 ranks: MPI_Init [0, 0.5]; rank r works `w<r>` for d = (3, 1, 2) s, then enters the
