@@ -429,9 +429,10 @@ class RankRetimer {
   }
 
   /// Index of the latest hop strictly before event y, or UINT32_MAX.
-  static std::uint32_t latest_before(const std::vector<Hop>& hops, EventIdx y) {
+  template <class H>
+  static std::uint32_t latest_before(const std::vector<H>& hops, EventIdx y) {
     auto it = std::lower_bound(hops.begin(), hops.end(), y,
-                               [](const Hop& h, EventIdx e) { return h.event < e; });
+                               [](const H& h, EventIdx e) { return h.event < e; });
     return it == hops.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - hops.begin() - 1);
   }
   std::uint32_t hop_before(EventIdx y) const { return latest_before(hops_, y); }
@@ -513,7 +514,7 @@ class RankRetimer {
   RankRetimer* const master_;  ///< the rank's master thread's replay (a master's: itself)
   EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
   std::vector<Hop> hops_;  ///< that clock's hops to other ranks, by event after the forward
-  std::vector<Hop> thread_hops_;  ///< ...and to other threads of the rank
+  std::vector<ThreadHop> thread_hops_;  ///< ...and to other threads of the rank
   std::vector<std::uint32_t> thread_memo_;  ///< per thread hop: resolve's answer
   std::vector<std::pair<RankRetimer*, std::uint32_t>> trail_;  ///< resolve's walk
   Rank sink_ = 0;          ///< the rank whose last event ends that clock's run...

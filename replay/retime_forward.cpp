@@ -367,7 +367,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           Hop h = hops[from];
           if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
           if (h.kind == Hop::kThread)
-            thread_hops_.push_back(h);
+            thread_hops_.push_back(ThreadHop{h.event, h.a, h.b});
           else if (h.rank >= 0)
             hops_.push_back(h);
         }

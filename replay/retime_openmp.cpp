@@ -251,15 +251,18 @@ void RankRetimer::prepare_openmp() {
     r.link_.clear();
     std::vector<Link> kept;
     kept.swap(links[l]);  // gone after this location
-    std::size_t linked = 0, bound = 0;
+    std::size_t linked = 0, reads = 0;
     for (const Link& k : kept) {
       const std::uint32_t g = k.gate & ~kWrites;
       if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
       ++linked;
-      if (!(k.gate & kWrites) && l > 0) ++bound;
+      if (!(k.gate & kWrites)) ++reads;
     }
     r.link_.reserve(linked);
-    if (l > 0) r.gap_.reserve(r.gap_.size() + bound);
+    if (l > 0) r.gap_.reserve(r.gap_.size() + reads);
+    // The profiled clock's hops between threads: at most one per event that reads a gate, so
+    // the list never grows by doubling (pages it does not fill stay unbacked).
+    if (r.path_ >= 0) r.thread_hops_.reserve(reads);
     for (std::size_t next = 0; next < kept.size(); ++next) {
       const Link& k = kept[next];
       const std::uint32_t g = k.gate & ~kWrites;

@@ -58,9 +58,9 @@ std::uint32_t RankRetimer::resolve(RankRetimer* at, EventIdx y) {
     }
     memo = kVisiting;
     trail.emplace_back(at, t);
-    const Hop& h = at->thread_hops_[t];
-    at = &thread_location(h.a);
-    y = h.b;
+    const ThreadHop& h = at->thread_hops_[t];
+    at = &thread_location(h.thread);
+    y = h.target;
   }
   for (const auto& [loc, t] : trail)
     loc->thread_memo_[t] = result == UINT32_MAX ? kNowhere : result;
@@ -75,15 +75,15 @@ void RankRetimer::credit_from(RankRetimer* at, EventIdx y) {
       at->credit(m == UINT32_MAX ? kNoEvent : at->hops_[m].event, y);
       return;
     }
-    const Hop& h = at->thread_hops_[t];
+    const ThreadHop& h = at->thread_hops_[t];
     at->credit(h.event, y);
-    at = &thread_location(h.a);
-    y = h.b;
+    at = &thread_location(h.thread);
+    y = h.target;
   }
 }
 
 void RankRetimer::path_begin() {
-  auto by_event = [](const Hop& a, const Hop& b) { return a.event < b.event; };
+  auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
   std::sort(hops_.begin(), hops_.end(), by_event);
   std::sort(thread_hops_.begin(), thread_hops_.end(), by_event);
   thread_memo_.assign(thread_hops_.size(), kUnknown);
@@ -128,7 +128,7 @@ void RankRetimer::thread_path_end() {
 
 void RankRetimer::release_hops() {
   std::vector<Hop>().swap(hops_);
-  std::vector<Hop>().swap(thread_hops_);
+  std::vector<ThreadHop>().swap(thread_hops_);
   std::vector<std::uint32_t>().swap(thread_memo_);
 }
 

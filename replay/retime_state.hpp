@@ -128,6 +128,14 @@ struct Hop {
   std::uint32_t b = 0;
 };
 
+/// A Hop::kThread hop, as the rank keeps it (the path stays on the rank): 12 B, not 20. Hybrid
+/// traces record one at most OpenMP synchronizations of the profiled clock.
+struct ThreadHop {
+  EventIdx event = kNoEvent;  ///< the synchronization on this location
+  std::uint32_t thread = 0;   ///< the thread whose event the path continues at
+  EventIdx target = kNoEvent;  ///< that event
+};
+
 /// A hop as its target rank gets it: which of its events the path reaches.
 struct HopTarget {
   std::uint32_t kind;
