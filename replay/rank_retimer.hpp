@@ -560,11 +560,11 @@ class RankRetimer {
   // What the replay knows about events (bit per event, entries indexed by rank()).
   EventBits sent_;   ///< matched sends
   std::vector<EventIdx> send_request_;  ///< per matched send: the receiver's request event
-  std::vector<Rank> send_dest_;         ///< per matched send: the receiver
+  RankColumn send_dest_;                ///< per matched send: the receiver
   EventBits lr_;     ///< matched sends whose completion waits for the receiver (Late Receiver)
   EventBits recvd_;  ///< matched receive completions
   std::vector<EventIdx> recv_sender_;  ///< per matched receive: the sender's send event
-  std::vector<Rank> recv_source_;      ///< per matched receive: the sender
+  RankColumn recv_source_;             ///< per matched receive: the sender
   std::vector<std::int32_t> recv_ready_;  ///< preparation: per matched receive (ready_times_)
   std::vector<LateEntry> late_;  ///< preparation: per Late Receiver send (in send order, then by event)
   NearTimes ready_times_;

@@ -201,7 +201,7 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   recv_sender.reserve(receives);
   recv_ready.reserve(receives);
   // Late Receiver entries: at most one per send; pages not written are not resident.
-  late.reserve(sends);
+  late_before.reserve(sends);
 }
 
 void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
@@ -220,8 +220,8 @@ void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
     EventIdx attach = kNoEvent;
     if (late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
       lr.set(m[i].event);
-      late.push_back(
-          LateEntry{attach, ready_times.encode(attach, trace_.time[attach], m[i].recv.request_enter)});
+      late_before.push_back(
+          ready_times.encode(attach, trace_.time[attach], m[i].recv.request_enter));
     }
   }
 }
@@ -232,9 +232,16 @@ void MatchRecorder::resolve_peers() {
   send_dest.reserve(send_request.size());
   for (EventIdx e = sent.next(0); e != kNoEvent; e = sent.next(e + 1))
     send_dest.push_back(peer_rank(defs_, trace_, e));
+  send_dest.finish();
   recv_source.reserve(recv_sender.size());
   for (EventIdx e = recvd.next(0); e != kNoEvent; e = recvd.next(e + 1))
     recv_source.push_back(peer_rank(defs_, trace_, e));
+  recv_source.finish();
+  late.reserve(late_before.size());
+  std::size_t k = 0;
+  for (EventIdx e = sent.next(0); e != kNoEvent && k < late_before.size(); e = sent.next(e + 1))
+    if (lr.test(e)) late.push_back(LateEntry{binding_completion(e), late_before[k++]});
+  std::vector<std::int32_t>().swap(late_before);
 }
 
 void RankRetimer::take_matches(MatchRecorder& m) {

@@ -336,6 +336,49 @@ class Gaps {
   std::unordered_map<std::uint32_t, Clk> far_;
 };
 
+/// A rank per matched message: 1 B each while a rank talks to at most 255 distinct partners
+/// (neighbours, usually a handful), an index into their table; 4 B each from the 256th on.
+class RankColumn {
+ public:
+  void reserve(std::size_t n) { codes_.reserve(n); }
+  std::size_t size() const { return wide_mode_ ? wide_.size() : codes_.size(); }
+  void push_back(Rank r) {
+    if (wide_mode_) {
+      wide_.push_back(r);
+      return;
+    }
+    auto it = index_.find(r);
+    if (it == index_.end()) {
+      if (table_.size() == kCodes) {
+        widen();
+        wide_.push_back(r);
+        return;
+      }
+      it = index_.emplace(r, static_cast<std::uint8_t>(table_.size())).first;
+      table_.push_back(r);
+    }
+    codes_.push_back(it->second);
+  }
+  /// After the last push_back: the lookup table goes.
+  void finish() { std::unordered_map<Rank, std::uint8_t>().swap(index_); }
+  Rank operator[](std::size_t i) const { return wide_mode_ ? wide_[i] : table_[codes_[i]]; }
+
+ private:
+  static constexpr std::size_t kCodes = 255;
+  void widen() {
+    wide_.reserve(codes_.capacity());
+    for (const std::uint8_t c : codes_) wide_.push_back(table_[c]);
+    std::vector<std::uint8_t>().swap(codes_);
+    finish();
+    wide_mode_ = true;
+  }
+  bool wide_mode_ = false;
+  std::vector<std::uint8_t> codes_;
+  std::vector<Rank> table_;
+  std::unordered_map<Rank, std::uint8_t> index_;
+  std::vector<Rank> wide_;
+};
+
 /// A Late Receiver's binding completion and its ready time (NearTimes). 8 B.
 struct LateEntry {
   EventIdx event;
@@ -346,31 +389,31 @@ struct LateEntry {
 /// the messages over (the forward replay's, RetimeMatches, or the what-if phase's own); a
 /// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
 /// Held from the forward replay to the what-if phase: 4 B per matched send and 8 B per matched
-/// receive, in vectors sized by the trace's sends and receives, and 8 B per binding Late
-/// Receiver. The partners' ranks are added at the what-if phase's start (resolve_peers), from
-/// the trace's message records, which nothing needs after that (the pipeline then releases
-/// them): a send's event follows from the bits (select), a Late Receiver's binding completion
-/// is its entry in `late`.
+/// receive, in vectors sized by the trace's sends and receives, and 4 B per binding Late
+/// Receiver. The partners' ranks (RankColumn) and the Late Receivers' binding completions are added at the
+/// what-if phase's start (resolve_peers), from the trace's message records, which nothing needs
+/// after that (the pipeline then releases them); a send's event follows from the bits (select).
 class MatchRecorder final : public MessageSink {
  public:
   MatchRecorder(const Definitions& defs, const LocalTrace& trace);
   void receives(const MatchedRecv* m, std::size_t n, EventIdx) override;
   void sends(const MatchedSend* m, std::size_t n, EventIdx) override;
-  /// After the matching, while the trace's message records are there: send_dest and
-  /// recv_source (once; later calls do nothing).
+  /// After the matching, while the trace's message records are there: send_dest, recv_source
+  /// and `late` (once; later calls do nothing).
   void resolve_peers();
 
   EventBits sent;   ///< matched sends
   std::vector<EventIdx> send_request;  ///< per matched send: the receiver's request event
-  std::vector<Rank> send_dest;         ///< per matched send: the receiver (resolve_peers)
+  RankColumn send_dest;                ///< per matched send: the receiver (resolve_peers)
   EventBits lr;     ///< matched sends whose completion waits for the receiver (Late Receiver)
   EventBits recvd;  ///< matched receive completions
   std::vector<EventIdx> recv_sender;  ///< per matched receive: the sender's send event
-  std::vector<Rank> recv_source;      ///< per matched receive: the sender (resolve_peers)
+  RankColumn recv_source;             ///< per matched receive: the sender (resolve_peers)
   /// per matched receive: the Enter of the send's call, before the receive (ready_times)
   std::vector<std::int32_t> recv_ready;
-  /// Per Late Receiver send, in send order: the completion it binds and the Enter of the
-  /// receive request's call before it (ready_times).
+  /// Per Late Receiver send, in send order: the Enter of the receive request's call before the
+  /// completion the send binds (ready_times); with that completion in `late` (resolve_peers).
+  std::vector<std::int32_t> late_before;
   std::vector<LateEntry> late;
   NearTimes ready_times;
 
@@ -379,6 +422,11 @@ class MatchRecorder final : public MessageSink {
   /// receive request when its call ends after the request was entered. `attach`: the event the
   /// constraint binds (the blocking send call's Leave, or the MpiIsendComplete).
   bool late_receiver_binds(EventIdx s, Ticks request_enter, EventIdx& attach) const;
+  /// The `attach` of a send whose Late Receiver constraint binds.
+  EventIdx binding_completion(EventIdx s) const {
+    return trace_.kind[s] == EventKind::Isend ? trace_.message(s).partner
+                                              : trace_.leave_of(trace_.call_of(s));
+  }
 
   const Definitions& defs_;
   const LocalTrace& trace_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
-// the walk over set bits), NearTimes and Gaps (4-byte values, the rare far one exact).
+// the walk over set bits), NearTimes and Gaps (4-byte values, the rare far one exact),
+// RankColumn (1-byte codes while a rank has few partners).
 #include "replay/retime_state.hpp"
 
 #include <gtest/gtest.h>
@@ -105,6 +106,35 @@ TEST(Gaps, KeepsEveryCompletionTimeExactly) {
   for (const Clk v : values) g.push_back(v);
   ASSERT_EQ(g.size(), values.size());
   for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(g[i], values[i]) << i;
+}
+
+TEST(RankColumn, OneByteForAFewPartnersFourFromThe256thOn) {
+  RankColumn few;
+  const std::vector<Rank> ring = {3, 1, 3, 1, 7, 3, 100000, 1};
+  for (const Rank r : ring) few.push_back(r);
+  few.finish();
+  ASSERT_EQ(few.size(), ring.size());
+  for (std::size_t i = 0; i < ring.size(); ++i) EXPECT_EQ(few[i], ring[i]) << i;
+  // 300 distinct partners, each twice: the column widens at the 256th and keeps every value.
+  RankColumn many;
+  std::vector<Rank> all;
+  for (int k = 0; k < 2; ++k)
+    for (Rank r = 0; r < 300; ++r) {
+      const Rank v = (r * 7919) % 1000003;
+      all.push_back(v);
+      many.push_back(v);
+    }
+  many.finish();
+  ASSERT_EQ(many.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(many[i], all[i]) << i;
+  // Exactly 255 distinct partners still fit the table.
+  RankColumn edge;
+  for (Rank r = 0; r < 255; ++r) edge.push_back(254 - r);
+  edge.push_back(0);
+  edge.finish();
+  ASSERT_EQ(edge.size(), 256u);
+  for (Rank r = 0; r < 255; ++r) EXPECT_EQ(edge[static_cast<std::size_t>(r)], 254 - r);
+  EXPECT_EQ(edge[255], 0);
 }
 
 }  // namespace
