@@ -285,6 +285,13 @@ struct Ready {
 #pragma pack(pop)
 static_assert(sizeof(Ready) == 12, "Ready is held per synchronization");
 
+/// The marker of a 4-byte time that did not fit (kept exactly in a side map instead), and
+/// whether a value fits: NearTimes and Gaps.
+inline constexpr std::int32_t kFarTime = std::numeric_limits<std::int32_t>::min();
+inline bool fits_near(std::int64_t v) {
+  return v > kFarTime && v <= std::numeric_limits<std::int32_t>::max();
+}
+
 /// The original ready times the matching finds (a receive's send Enter, a Late Receiver's
 /// request Enter), held from the forward replay to the what-if phase's preparation: each as its
 /// distance before the time of the event it binds, 4 B instead of 8. A distance beyond 31 bits
@@ -292,11 +299,10 @@ static_assert(sizeof(Ready) == 12, "Ready is held per synchronization");
 /// of an event counts).
 class NearTimes {
  public:
-  static constexpr std::int32_t kFar = std::numeric_limits<std::int32_t>::min();
+  static constexpr std::int32_t kFar = kFarTime;
   std::int32_t encode(EventIdx e, Ticks at, Ticks ready) {
     const std::int64_t d = static_cast<std::int64_t>(at - ready);
-    if (d > std::numeric_limits<std::int32_t>::min() && d <= std::numeric_limits<std::int32_t>::max())
-      return static_cast<std::int32_t>(d);
+    if (fits_near(d)) return static_cast<std::int32_t>(d);
     auto [it, fresh] = far_.emplace(e, ready);
     if (!fresh) it->second = std::max(it->second, ready);
     return kFar;
@@ -318,20 +324,19 @@ class Gaps {
   void reserve(std::size_t n) { near_.reserve(n); }
   std::size_t size() const { return near_.size(); }
   void push_back(Clk gap) {
-    if (gap > kFar && gap <= std::numeric_limits<std::int32_t>::max()) {
+    if (fits_near(gap)) {
       near_.push_back(static_cast<std::int32_t>(gap));
     } else {
       far_.emplace(static_cast<std::uint32_t>(near_.size()), gap);
-      near_.push_back(kFar);
+      near_.push_back(kFarTime);
     }
   }
   Clk operator[](std::size_t i) const {
     const std::int32_t g = near_[i];
-    return g != kFar ? g : far_.at(static_cast<std::uint32_t>(i));
+    return g != kFarTime ? g : far_.at(static_cast<std::uint32_t>(i));
   }
 
  private:
-  static constexpr std::int32_t kFar = std::numeric_limits<std::int32_t>::min();
   std::vector<std::int32_t> near_;
   std::unordered_map<std::uint32_t, Clk> far_;
 };
@@ -390,9 +395,10 @@ struct LateEntry {
 /// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
 /// Held from the forward replay to the what-if phase: 4 B per matched send and 8 B per matched
 /// receive, in vectors sized by the trace's sends and receives, and 4 B per binding Late
-/// Receiver. The partners' ranks (RankColumn) and the Late Receivers' binding completions are added at the
-/// what-if phase's start (resolve_peers), from the trace's message records, which nothing needs
-/// after that (the pipeline then releases them); a send's event follows from the bits (select).
+/// Receiver. The partners' ranks (RankColumn) and the Late Receivers' binding completions are
+/// added at the what-if phase's start (resolve_peers), from the trace's message records, which
+/// nothing needs after that (the pipeline then releases them); a send's event follows from the
+/// bits (select).
 class MatchRecorder final : public MessageSink {
  public:
   MatchRecorder(const Definitions& defs, const LocalTrace& trace);
