@@ -436,6 +436,10 @@ class RankRetimer {
     return it == hops.begin() ? UINT32_MAX : static_cast<std::uint32_t>(it - hops.begin() - 1);
   }
   std::uint32_t hop_before(EventIdx y) const { return latest_before(hops_, y); }
+  /// The hop between threads at this location's event x (a gate reader that hopped).
+  GateFrom thread_hop_at(EventIdx x) const {
+    return master_->gate_from_[link_of(x) & ~kWrites];
+  }
 
   // Hops between threads stay on their rank: the list ranking has the MPI hops only, and the
   // stretch from an MPI hop's target back to the rank's previous MPI hop follows the thread
@@ -514,7 +518,10 @@ class RankRetimer {
   RankRetimer* const master_;  ///< the rank's master thread's replay (a master's: itself)
   EventIdx nudge_ = kNoEvent;  ///< test hook: the event moved by one tick
   std::vector<Hop> hops_;  ///< that clock's hops to other ranks, by event after the forward
-  std::vector<ThreadHop> thread_hops_;  ///< ...and to other threads of the rank
+  /// ...and to other threads of the rank: the events whose gate's time came from another
+  /// thread (the gate's gate_from_ on the master says where)
+  EventBits thread_hop_;
+  std::vector<GateFrom> gate_from_;  ///< a master: per gate, where its profiled clock came from
   std::vector<std::uint32_t> thread_memo_;  ///< per thread hop: resolve's answer
   std::vector<std::pair<RankRetimer*, std::uint32_t>> trail_;  ///< resolve's walk
   Rank sink_ = 0;          ///< the rank whose last event ends that clock's run...

@@ -366,8 +366,10 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
         if (from < np && best + scaled > a[p] + std::max<Clk>(scaled, 0)) {
           Hop h = hops[from];
           if (h.kind == Hop::kBegin) h.rank = static_cast<Rank>(partners[from][S_]);
-          if (h.kind == Hop::kThread)
-            thread_hops_.push_back(ThreadHop{h.event, h.a, h.b});
+          if (h.kind == Hop::kThread) {
+            thread_hop_.set(e);
+            master_->gate_from_[gate_of[from]] = GateFrom{h.a, h.b};
+          }
           else if (h.rank >= 0)
             hops_.push_back(h);
         }

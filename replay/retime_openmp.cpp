@@ -260,9 +260,8 @@ void RankRetimer::prepare_openmp() {
     }
     r.link_.reserve(linked);
     if (l > 0) r.gap_.reserve(r.gap_.size() + reads);
-    // The profiled clock's hops between threads: at most one per event that reads a gate, so
-    // the list never grows by doubling (pages it does not fill stay unbacked).
-    if (r.path_ >= 0) r.thread_hops_.reserve(reads);
+    // The profiled clock's hops between threads: a bit per event (those that read a gate).
+    if (r.path_ >= 0) r.thread_hop_.resize(r.trace_.size());
     for (std::size_t next = 0; next < kept.size(); ++next) {
       const Link& k = kept[next];
       const std::uint32_t g = k.gate & ~kWrites;
@@ -288,6 +287,7 @@ void RankRetimer::prepare_openmp() {
   }
   for (Gate& g : gates_)
     if (g.writers == 0 || g.readers == 0) g = Gate{};
+  if (path_ >= 0) gate_from_.assign(gates_.size(), GateFrom{});
 }
 
 void RankRetimer::gates_forward_begin() {

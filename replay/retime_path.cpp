@@ -42,15 +42,16 @@ std::uint32_t RankRetimer::resolve(RankRetimer* at, EventIdx y) {
   std::uint32_t result = UINT32_MAX;
   for (;;) {
     const std::uint32_t m = at->hop_before(y);
-    const std::uint32_t t = latest_before(at->thread_hops_, y);
-    if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+    const std::uint32_t t = latest_bit_before(at->thread_hop_, y);
+    const EventIdx x = t == UINT32_MAX ? kNoEvent : at->thread_hop_.select(t);
+    if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > x)) {
       result = m;
       break;
     }
     std::uint32_t& memo = at->thread_memo_[t];
     if (memo == kVisiting)
       throw ReplayError(defs_.anchor_path + ": " + at->where() + ", event " +
-                        std::to_string(at->thread_hops_[t].event) +
+                        std::to_string(x) +
                         ": the re-timed run's critical path comes back here (a cycle)");
     if (memo != kUnknown) {
       result = memo == kNowhere ? UINT32_MAX : memo;
@@ -58,9 +59,9 @@ std::uint32_t RankRetimer::resolve(RankRetimer* at, EventIdx y) {
     }
     memo = kVisiting;
     trail.emplace_back(at, t);
-    const ThreadHop& h = at->thread_hops_[t];
+    const GateFrom h = at->thread_hop_at(x);
     at = &thread_location(h.thread);
-    y = h.target;
+    y = h.event;
   }
   for (const auto& [loc, t] : trail)
     loc->thread_memo_[t] = result == UINT32_MAX ? kNowhere : result;
@@ -70,23 +71,26 @@ std::uint32_t RankRetimer::resolve(RankRetimer* at, EventIdx y) {
 void RankRetimer::credit_from(RankRetimer* at, EventIdx y) {
   for (;;) {
     const std::uint32_t m = at->hop_before(y);
-    const std::uint32_t t = latest_before(at->thread_hops_, y);
-    if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > at->thread_hops_[t].event)) {
+    const std::uint32_t t = latest_bit_before(at->thread_hop_, y);
+    const EventIdx x = t == UINT32_MAX ? kNoEvent : at->thread_hop_.select(t);
+    if (t == UINT32_MAX || (m != UINT32_MAX && at->hops_[m].event > x)) {
       at->credit(m == UINT32_MAX ? kNoEvent : at->hops_[m].event, y);
       return;
     }
-    const ThreadHop& h = at->thread_hops_[t];
-    at->credit(h.event, y);
+    const GateFrom h = at->thread_hop_at(x);
+    at->credit(x, y);
     at = &thread_location(h.thread);
-    y = h.target;
+    y = h.event;
   }
 }
 
 void RankRetimer::path_begin() {
   auto by_event = [](const auto& a, const auto& b) { return a.event < b.event; };
   std::sort(hops_.begin(), hops_.end(), by_event);
-  std::sort(thread_hops_.begin(), thread_hops_.end(), by_event);
-  thread_memo_.assign(thread_hops_.size(), kUnknown);
+  if (!thread_hop_.empty()) {
+    thread_hop_.finish();
+    thread_memo_.assign(thread_hop_.rank(static_cast<EventIdx>(trace_.size())), kUnknown);
+  }
   factor_.assign(tree_.size(), 1.0);
   for (std::size_t c = 0; c < tree_.size(); ++c)
     for (std::uint32_t i = change_begin_[c]; i < change_begin_[c + 1]; ++i)
@@ -128,7 +132,8 @@ void RankRetimer::thread_path_end() {
 
 void RankRetimer::release_hops() {
   std::vector<Hop>().swap(hops_);
-  std::vector<ThreadHop>().swap(thread_hops_);
+  thread_hop_ = EventBits{};
+  std::vector<GateFrom>().swap(gate_from_);
   std::vector<std::uint32_t>().swap(thread_memo_);
 }
 

@@ -64,6 +64,7 @@ struct CollEntry {
 class EventBits {
  public:
   void resize(std::size_t events) { words_.assign((events + 63) / 64 + 1, 0); }
+  bool empty() const { return words_.empty(); }  ///< never resized (or released)
   void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
   bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
   /// After the last set(): makes rank() work.
@@ -128,13 +129,21 @@ struct Hop {
   std::uint32_t b = 0;
 };
 
-/// A Hop::kThread hop, as the rank keeps it (the path stays on the rank): 12 B, not 20. Hybrid
-/// traces record one at most OpenMP synchronizations of the profiled clock.
-struct ThreadHop {
-  EventIdx event = kNoEvent;  ///< the synchronization on this location
-  std::uint32_t thread = 0;   ///< the thread whose event the path continues at
-  EventIdx target = kNoEvent;  ///< that event
+/// Where a gate's new time came from in the profiled clock: its latest writer (ties to the
+/// lower thread). Every reader of the gate that hops (Hop::kThread) hops there, so the rank
+/// keeps this once per gate and a bit per hopping event, not a hop per reader.
+struct GateFrom {
+  std::uint32_t thread = 0;    ///< the thread whose event the path continues at
+  EventIdx event = kNoEvent;  ///< that event
 };
+
+/// Set bits of an EventBits before event y: the index of the latest one strictly before y, or
+/// UINT32_MAX (rank() and select() after finish()).
+inline std::uint32_t latest_bit_before(const EventBits& bits, EventIdx y) {
+  if (bits.empty()) return UINT32_MAX;
+  const std::uint32_t r = bits.rank(y);
+  return r == 0 ? UINT32_MAX : r - 1;
+}
 
 /// A hop as its target rank gets it: which of its events the path reaches.
 struct HopTarget {

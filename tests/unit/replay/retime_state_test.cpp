@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
-// the walk over set bits), NearTimes and Gaps (4-byte values, the rare far one exact),
+// the walk over set bits) and latest_bit_before, NearTimes and Gaps (4-byte values, the rare far one exact),
 // RankColumn (1-byte codes while a rank has few partners).
 #include "replay/retime_state.hpp"
 
@@ -37,6 +37,25 @@ TEST(EventBits, SelectInvertsRankAndNextWalksTheSetBits) {
   EXPECT_EQ(bits.next(4096), kNoEvent);
   EventBits none;
   EXPECT_EQ(none.next(0), kNoEvent);
+}
+
+TEST(EventBits, LatestBitBeforeIsTheLastSetBitStrictlyBefore) {
+  // The profiled clock's hops between threads: the latest hop strictly before an event, by its
+  // index (a bit per hopping event; never resized: no hops at all).
+  EventBits bits;
+  EXPECT_EQ(latest_bit_before(bits, 0), UINT32_MAX);
+  EXPECT_EQ(latest_bit_before(bits, 500), UINT32_MAX);
+  bits.resize(300);
+  for (const EventIdx e : {3u, 64u, 200u, 299u}) bits.set(e);
+  bits.finish();
+  EXPECT_EQ(latest_bit_before(bits, 0), UINT32_MAX);
+  EXPECT_EQ(latest_bit_before(bits, 3), UINT32_MAX);  // strictly before
+  EXPECT_EQ(latest_bit_before(bits, 4), 0u);
+  EXPECT_EQ(latest_bit_before(bits, 64), 0u);
+  EXPECT_EQ(latest_bit_before(bits, 65), 1u);
+  EXPECT_EQ(latest_bit_before(bits, 299), 2u);
+  EXPECT_EQ(latest_bit_before(bits, 300), 3u);  // the location's end
+  EXPECT_EQ(bits.select(latest_bit_before(bits, 250)), 200u);
 }
 
 TEST(EventBits, SelectAgreesWithAScanAtRandom) {
