@@ -158,6 +158,7 @@ class RecordExchange {
   std::vector<ByteBuffer> out_;  ///< per destination process
   std::vector<std::size_t> open_;       ///< per process: offset of the open frame's head
   ByteBuffer in_;                       ///< this round's received bytes (frames)
+  std::vector<MPI_Request> requests_;   ///< a round's sends and receives
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source
 };
 
