@@ -535,7 +535,7 @@ class RankRetimer {
   std::vector<std::uint32_t> link_;  ///< per linked event: the gate, | kWrites for a writer
   /// OpenMP events (ThreadFork/Join/Team/Lock) and a worker thread's outermost Enters...
   EventBits omp_events_;
-  std::vector<std::uint32_t> omp_path_;  ///< ...and the call path of the activity ending there
+  PathColumn omp_path_;  ///< ...and the call path of the activity ending there
   std::vector<EventIdx> wstart_;  ///< a worker thread: its first event of each part, then n
   std::vector<Gate> gates_;       ///< a master: its rank's gates
   std::vector<Clk> gate_pool_;    ///< forward: clocks of the gates in use

@@ -16,7 +16,8 @@ namespace cpreplay::replay::detail::retiming {
 void RankRetimer::index_openmp_events() {
   const std::size_t n = trace_.size();
   omp_events_.resize(n);
-  std::vector<std::uint32_t> open, paths;
+  std::vector<std::uint32_t> open;
+  PathColumn paths;
   for (EventIdx e = 0; e < n; ++e) {
     const EventKind k = trace_.kind[e];
     if (k == EventKind::Enter) {
@@ -38,6 +39,7 @@ void RankRetimer::index_openmp_events() {
     }
   }
   omp_events_.finish();
+  paths.finish();
   omp_path_ = std::move(paths);
 }
 
@@ -219,70 +221,77 @@ void RankRetimer::prepare_openmp() {
         const std::uint32_t g = k.gate & ~kWrites;
         if (gate_part[g] == UINT32_MAX) gate_part[g] = part_of(l, k.event);
       }
+  // Each location's links become its gate per linked event (omp_, link_: 4 B, not a Link's
+  // 8) one location at a time, so the lists of all locations are never held beside them.
   gates_.assign(gates, Gate{});
+  std::vector<Ticks> ready(gates, 0);  // the gate's writers' latest original time
   for (std::size_t l = 0; l < locs; ++l) {
-    std::vector<Link>& list = links[l];
+    RankRetimer& r = at(l);
+    std::vector<Link> list;
+    list.swap(links[l]);  // gone after this location
     // By event; of several links of one event the first found stays.
     std::stable_sort(list.begin(), list.end(),
                      [](const Link& a, const Link& b) { return a.event < b.event; });
-    std::size_t n_kept = 0;  // compacted in place
+    r.omp_.resize(r.trace_.size());
+    r.link_.clear();
+    r.link_.reserve(list.size());
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Link k = list[i];
       const std::uint32_t g = k.gate & ~kWrites;
       if (i > 0 && list[i - 1].event == k.event) continue;
       if (gate_part[g] == UINT32_MAX || part_of(l, k.event) != gate_part[g]) continue;
-      if (k.gate & kWrites)
-        ++gates_[g].writers;
-      else
-        ++gates_[g].readers;
-      list[n_kept++] = k;
+      std::uint16_t& count = k.gate & kWrites ? gates_[g].writers : gates_[g].readers;
+      if (count == Gate::kMaxCount)
+        throw ReplayError(defs_.anchor_path + ": " + where() +
+                          ": an OpenMP synchronization of more threads than the what-if replay "
+                          "handles (65,535)");
+      ++count;
+      if (k.gate & kWrites) ready[g] = std::max(ready[g], r.trace_.time[k.event]);
+      r.omp_.set(k.event);
+      r.link_.push_back(k.gate);
     }
-    list.resize(n_kept);
-    list.shrink_to_fit();
   }
-  std::vector<Ticks> ready(gates, 0);  // the gate's writers' latest original time
-  for (std::size_t l = 0; l < locs; ++l)
-    for (const Link& k : links[l])
-      if (k.gate & kWrites) ready[k.gate & ~kWrites] =
-          std::max(ready[k.gate & ~kWrites], at(l).trace_.time[k.event]);
+  std::vector<std::vector<Link>>().swap(links);
+  std::vector<std::uint32_t>().swap(gate_part);
+  auto live = [&](std::uint32_t g) { return gates_[g].writers > 0 && gates_[g].readers > 0; };
   for (std::size_t l = 0; l < locs; ++l) {
     RankRetimer& r = at(l);
-    r.omp_.resize(r.trace_.size());
-    r.link_.clear();
-    std::vector<Link> kept;
-    kept.swap(links[l]);  // gone after this location
-    std::size_t linked = 0, reads = 0;
-    for (const Link& k : kept) {
-      const std::uint32_t g = k.gate & ~kWrites;
-      if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
-      ++linked;
-      if (!(k.gate & kWrites)) ++reads;
+    // Only gates with writers and readers count: the others' links go (compacted in place).
+    std::size_t n_kept = 0, reads = 0, i = 0;
+    for (EventIdx e = r.omp_.next(0); e != kNoEvent; e = r.omp_.next(e + 1), ++i) {
+      const std::uint32_t link = r.link_[i];
+      if (!live(link & ~kWrites)) {
+        r.omp_.reset(e);
+        continue;
+      }
+      r.link_[n_kept++] = link;
+      if (!(link & kWrites)) ++reads;
     }
-    r.link_.reserve(linked);
+    if (n_kept < r.link_.size()) {
+      r.link_.resize(n_kept);
+      r.link_.shrink_to_fit();
+    }
+    r.omp_.finish();
     if (l > 0) r.gap_.reserve(r.gap_.size() + reads);
     // The profiled clock's hops between threads: a bit per event (those that read a gate).
     if (r.path_ >= 0) r.thread_hop_.resize(r.trace_.size());
-    for (std::size_t next = 0; next < kept.size(); ++next) {
-      const Link& k = kept[next];
-      const std::uint32_t g = k.gate & ~kWrites;
-      if (gates_[g].writers == 0 || gates_[g].readers == 0) continue;
-      r.omp_.set(k.event);
-      r.link_.push_back(k.gate);
-      if (k.gate & kWrites) continue;
+    i = 0;
+    for (EventIdx e = r.omp_.next(0); e != kNoEvent; e = r.omp_.next(e + 1), ++i) {
+      const std::uint32_t link = r.link_[i];
+      if (link & kWrites) continue;
+      const std::uint32_t g = link;
       if (l == 0) {
-        ready_.push_back(Ready{k.event, ready[g]});
+        ready_.push_back(Ready{e, ready[g]});
         continue;
       }
       // A thread's bound event ends at the gate's new time plus its completion: from the
       // later of the gate's writers and its own previous event (not at its part's start,
       // which no event of an earlier part binds).
       Ticks from = ready[g];
-      if (k.event > r.wstart_[part_of(l, k.event)])
-        from = std::max(from, r.trace_.time[k.event - 1]);
-      r.sync_.set(k.event);
-      r.gap_.push_back(r.T(k.event) - static_cast<Clk>(from));
+      if (e > r.wstart_[part_of(l, e)]) from = std::max(from, r.trace_.time[e - 1]);
+      r.sync_.set(e);
+      r.gap_.push_back(r.T(e) - static_cast<Clk>(from));
     }
-    r.omp_.finish();
     if (l > 0) r.sync_.finish();
   }
   for (Gate& g : gates_)

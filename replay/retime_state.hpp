@@ -66,6 +66,7 @@ class EventBits {
   void resize(std::size_t events) { words_.assign((events + 63) / 64 + 1, 0); }
   bool empty() const { return words_.empty(); }  ///< never resized (or released)
   void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
+  void reset(EventIdx e) { words_[e >> 6] &= ~(std::uint64_t{1} << (e & 63)); }
   bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
   /// After the last set(): makes rank() work.
   void finish() {
@@ -350,13 +351,16 @@ class Gaps {
   std::unordered_map<std::uint32_t, Clk> far_;
 };
 
-/// A rank per matched message: 1 B each while a rank talks to at most 255 distinct partners
-/// (neighbours, usually a handful), an index into their table; 4 B each from the 256th on.
-class RankColumn {
+/// A column of values of which a location has few distinct ones: 1 B each while there are at
+/// most 255 of them, an index into their table; 4 B each from the 256th on. A rank per matched
+/// message (RankColumn: a rank talks to a handful of neighbours), a call path per OpenMP event
+/// (PathColumn: the parallel regions and barriers a thread runs).
+template <class V>
+class CodeColumn {
  public:
   void reserve(std::size_t n) { codes_.reserve(n); }
   std::size_t size() const { return wide_mode_ ? wide_.size() : codes_.size(); }
-  void push_back(Rank r) {
+  void push_back(V r) {
     if (wide_mode_) {
       wide_.push_back(r);
       return;
@@ -374,8 +378,8 @@ class RankColumn {
     codes_.push_back(it->second);
   }
   /// After the last push_back: the lookup table goes.
-  void finish() { std::unordered_map<Rank, std::uint8_t>().swap(index_); }
-  Rank operator[](std::size_t i) const { return wide_mode_ ? wide_[i] : table_[codes_[i]]; }
+  void finish() { std::unordered_map<V, std::uint8_t>().swap(index_); }
+  V operator[](std::size_t i) const { return wide_mode_ ? wide_[i] : table_[codes_[i]]; }
 
  private:
   static constexpr std::size_t kCodes = 255;
@@ -388,10 +392,12 @@ class RankColumn {
   }
   bool wide_mode_ = false;
   std::vector<std::uint8_t> codes_;
-  std::vector<Rank> table_;
-  std::unordered_map<Rank, std::uint8_t> index_;
-  std::vector<Rank> wide_;
+  std::vector<V> table_;
+  std::unordered_map<V, std::uint8_t> index_;
+  std::vector<V> wide_;
 };
+using RankColumn = CodeColumn<Rank>;
+using PathColumn = CodeColumn<std::uint32_t>;
 
 /// A Late Receiver's binding completion and its ready time (NearTimes). 8 B.
 struct LateEntry {
@@ -449,13 +455,18 @@ class MatchRecorder final : public MessageSink {
 };
 
 /// One gate, on the master. 20 B per OpenMP synchronization.
+/// One OpenMP synchronization of a rank's threads. Its writers and readers are events of
+/// different threads of one team instance (at most one each per thread, or one each for a
+/// lock hand-over), so 16-bit counts hold them (prepare_openmp refuses more). 12 B.
 struct Gate {
-  std::uint32_t writers = 0;  ///< events whose new times it combines
-  std::uint32_t readers = 0;  ///< events it binds
-  std::uint32_t got = 0;      ///< forward: writes so far; backward: readers' values so far
-  std::uint32_t read = 0;     ///< forward: reads so far
+  static constexpr std::uint16_t kMaxCount = UINT16_MAX;
+  std::uint16_t writers = 0;  ///< events whose new times it combines
+  std::uint16_t readers = 0;  ///< events it binds
+  std::uint16_t got = 0;      ///< forward: writes so far; backward: readers' values so far
+  std::uint16_t read = 0;     ///< forward: reads so far
   std::uint32_t slot = UINT32_MAX;  ///< forward: its clocks in gate_pool_, while in use
 };
+static_assert(sizeof(Gate) == 12, "one per OpenMP synchronization of a rank");
 
 /// One part of the run (cut to cut) being replayed, forward or backward.
 struct Part {
