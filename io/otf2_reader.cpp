@@ -1082,6 +1082,7 @@ LocalTrace read_thread(const std::string& anchor, const Definitions& defs, Rank 
     trace.ref.reserve(expected);
   }
   read_location(anchor, defs, rank, state);
+  trace.p2p.finish_reading();
   trace.region_of_path.resize(tree.size());
   for (std::uint32_t c = 0; c < tree.size(); ++c)
     trace.region_of_path[c] = tree.node(CallpathId{c}).region.value;

@@ -228,6 +228,37 @@ TEST(MessageRecords, RecordsShareTheirChannelsAndKeepEveryField) {
   EXPECT_EQ(m[1].peer, 3u);
 }
 
+TEST(MessageRecords, AfterReadingTheLookupGoesAndEveryRecordStillDecodes) {
+  MessageRecords m;
+  auto rec = [](std::uint32_t peer, std::uint32_t tag, EventIdx partner) {
+    P2pRecord r;
+    r.comm = 0;
+    r.peer = peer;
+    r.tag = tag;
+    r.partner = partner;
+    r.length = 8 * tag;
+    return r;
+  };
+  m.push_back(rec(1, 7, 10));
+  m.push_back(rec(2, 7, 11));
+  m.push_back(rec(1, 7, 12));
+  EXPECT_EQ(m.channels(), 2u);
+  m.finish_reading();
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.channels(), 2u);
+  EXPECT_EQ(m[1].peer, 2u);
+  EXPECT_EQ(m[2].partner, 12u);
+  EXPECT_EQ(m[2].length, 56u);
+  // Appended afterwards: right, on a channel of its own (the old ones are not looked up).
+  EXPECT_EQ(m.push_back(rec(1, 7, 13)), 3u);
+  EXPECT_EQ(m.push_back(rec(1, 7, 14)), 4u);
+  EXPECT_EQ(m.channels(), 3u);
+  EXPECT_EQ(m[3].peer, 1u);
+  EXPECT_EQ(m[3].tag, 7u);
+  EXPECT_EQ(m[4].partner, 14u);
+  EXPECT_EQ(m[0].partner, 10u);
+}
+
 TEST(MessageRecords, BeyondTheIndexedChannelsEveryRecordStillDecodes) {
   // A tag per message: more distinct channels than the lookup map holds.
   MessageRecords m;
