@@ -20,6 +20,12 @@ void release_free_memory() {
 #endif
 }
 
+void map_large_blocks_apart() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
+
 namespace {
 constexpr std::size_t kPage = 4096;
 std::size_t round_up(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }

@@ -15,6 +15,18 @@ namespace cpreplay::replay {
 /// into a new one does not count twice towards the peak.
 void release_free_memory();
 
+/// From here on, blocks of 128 KiB and more in mappings of their own (glibc: a fixed mmap
+/// threshold; elsewhere nothing), so that a table freed goes back to the system at once.
+/// glibc's default raises the threshold to the largest such block freed so far (up to 32 MiB),
+/// which suits the forward replay's matching, whose windows allocate and free the same buffers
+/// round after round (the heap reuses them: no fresh pages). But what-if's tables and then the
+/// root-cause phase's (100-340 KiB per location or rank) came from the heap, and the holes
+/// their transients left stayed resident beside the tables that stay: set at what-if's start,
+/// bench/hybrid.sh's peak per process is 0.6-0.8 MB lower, the bench reference trace's time
+/// the same; set for the whole run, the forward replay's windows cost 3 % more time there
+/// (bench/RESULTS.md, "Session 16").
+void map_large_blocks_apart();
+
 /// Memory for one container, from mappings of its own ("slabs", 1 MiB or the request if larger),
 /// never from the heap. For containers that grow block by block while short-lived ones come and
 /// go (the forward replay's wait states and synchronization points beside the matching's

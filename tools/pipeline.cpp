@@ -357,6 +357,8 @@ class Pipeline {
   void what_if() {
     if (settings_.no_what_if) return;
     progress_.begin("what-if");
+    // What-if's tables and the root causes' after them: each large one in a mapping of its own.
+    replay::map_large_blocks_apart();
     if (retime_matches_) {
       // The kept matching gets its partners' ranks; then nothing reads the message records.
       retime_matches_->resolve_peers();
