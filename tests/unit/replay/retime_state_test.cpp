@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
 // the walk over set bits) and latest_bit_before, NearTimes and Gaps (4-byte values, the rare far one exact),
-// RankColumn (1-byte codes while a rank has few partners).
+// RankColumn and PathColumn (1-byte codes while there are few distinct values).
 #include "replay/retime_state.hpp"
 
 #include <gtest/gtest.h>
@@ -154,6 +154,27 @@ TEST(RankColumn, OneByteForAFewPartnersFourFromThe256thOn) {
   ASSERT_EQ(edge.size(), 256u);
   for (Rank r = 0; r < 255; ++r) EXPECT_EQ(edge[static_cast<std::size_t>(r)], 254 - r);
   EXPECT_EQ(edge[255], 0);
+}
+
+TEST(PathColumn, CallPathsOfOpenMPEventsInOneByteCodes) {
+  // A thread's OpenMP events name few call paths (its parallel regions and barriers), and
+  // "none" (UINT32_MAX) among them; a column with more than 255 of them widens and keeps all.
+  PathColumn few;
+  const std::vector<std::uint32_t> paths = {UINT32_MAX, 12, 40, 12, UINT32_MAX, 0, 40};
+  for (const std::uint32_t p : paths) few.push_back(p);
+  few.finish();
+  ASSERT_EQ(few.size(), paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) EXPECT_EQ(few[i], paths[i]) << i;
+  PathColumn many;
+  std::vector<std::uint32_t> all;
+  for (std::uint32_t p = 0; p < 400; ++p) {
+    const std::uint32_t v = p % 3 == 0 ? UINT32_MAX : p * 1000;
+    all.push_back(v);
+    many.push_back(v);
+  }
+  many.finish();
+  ASSERT_EQ(many.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(many[i], all[i]) << i;
 }
 
 }  // namespace
