@@ -142,14 +142,11 @@ class RankRetimer {
   /// ...then, with `global` (stats_ summed over all ranks), the changes.
   void plan_finish(const std::vector<std::int64_t>& global_stats);
 
-  bool changed(std::uint32_t cp) const {
-    return cp != UINT32_MAX && change_begin_[cp] != change_begin_[cp + 1];
-  }
-
   /// Adds to each clock what the scenario makes of `d` ticks of non-waiting time in call path
   /// cp (the base value d is already added to every clock). `vis` holds the open visits'
-  /// balance factors.
-  void apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e) const;
+  /// balance factors; k is event e's kind. (cp == UINT32_MAX: outside every region, nothing.)
+  void apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e,
+                     EventKind k) const;
 
   /// The factor that gives the visit entered at `enter` the balance slot's mean non-waiting
   /// time; -1 for a visit without non-waiting time.
@@ -328,8 +325,9 @@ class RankRetimer {
     return v;
   }
   /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
-  /// usual case: scenarios differ by less than 2 s within a part), else 8.
-  void put_clocks(ByteBuffer& out, const Clk* c);
+  /// usual case: scenarios differ by less than 2 s within a part), else 8. `lag`: ticks every
+  /// clock of c is behind (added to clock 0; the differences stay).
+  void put_clocks(ByteBuffer& out, const Clk* c, Clk lag = 0);
   void get_clocks(const char*& p, Clk* c) const;
 
   /// Stores a record's clocks until their event consumes them; returns the slot.
@@ -415,7 +413,7 @@ class RankRetimer {
   /// Replays part g until it needs a record that has not come, or to its end.
   bool forward_step(Part& g, std::size_t slot);
 
-  void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter);
+  void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter, Clk lag);
 
   /// Nothing moved anywhere: every waiting event is replayed without its constraints.
   void release_forward();
@@ -550,9 +548,14 @@ class RankRetimer {
   std::vector<Mod> mods_;
   std::vector<std::uint32_t> change_begin_;  ///< per call path: its changes in mods_
   /// per call path: its changes in chg_ by kind, [zero, factor) zeroing, [factor, slot) other
-  /// factors, [slot, end) balance slots (apply_changes)
+  /// factors, [slot, end) balance slots (apply_changes); and where there is at most one of each
+  /// kind (the default scenarios: a call path's zeroing, rebalance and balance), the same
+  /// changes as fields, which apply_changes takes without loops (-1: none of that kind).
   struct ChangeRange {
     std::uint32_t zero = 0, factor = 0, slot = 0, end = 0;
+    bool one_each = false;
+    std::int32_t zero_clock = -1, scale_clock = -1, balance_clock = -1, balance_slot = -1;
+    double scale = 0.0;
   };
   std::vector<ChangeRange> chg_first_;
   std::vector<Mod> chg_;

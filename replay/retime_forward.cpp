@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -15,27 +16,38 @@
 
 namespace cpreplay::replay::detail::retiming {
 
-void RankRetimer::apply_changes(Clk* a, std::uint32_t cp, Clk d, const double* vis,
-                                EventIdx e) const {
+// Inlined into the steps: a call per changed activity (every activity of the top call paths)
+// cost more than the changes themselves.
+__attribute__((always_inline)) inline void RankRetimer::apply_changes(
+    Clk* a, std::uint32_t cp, Clk d, const double* vis, EventIdx e, EventKind k) const {
+  if (cp == UINT32_MAX) return;
   const ChangeRange& r = chg_first_[cp];
-  const Mod* m = chg_.data();
-  // Zeroing needs no rounding: round_half_away(d * 0) = 0.
+  // A balance change: the visit's factor, or the mean at the Leave of a visit without
+  // non-waiting time, or nothing outside a visit (NaN).
+  const auto balance = [&](std::uint32_t clock, int slot, double dd)
+                           __attribute__((always_inline)) {
+    const double f = vis[slot];
+    if (f < 0.0) {
+      a[clock] -= d;
+      if (k == EventKind::Leave && trace_.ref[e] == cp) a[clock] += round_half_away(visit_mean_[slot]);
+    } else if (!std::isnan(f)) {
+      a[clock] += round_half_away(dd * f) - d;
+    }
+  };
+  if (r.one_each) {
+    // Zeroing needs no rounding: round_half_away(d * 0) = 0.
+    if (r.zero_clock >= 0) a[r.zero_clock] -= d;
+    const double dd = static_cast<double>(d);
+    if (r.scale_clock >= 0) a[r.scale_clock] += round_half_away(dd * r.scale) - d;
+    if (r.balance_clock >= 0) balance(static_cast<std::uint32_t>(r.balance_clock), r.balance_slot, dd);
+    return;
+  }
+  const Mod* const m = chg_.data();
   for (std::uint32_t i = r.zero; i < r.factor; ++i) a[m[i].clock] -= d;
   const double dd = static_cast<double>(d);
   for (std::uint32_t i = r.factor; i < r.slot; ++i)
     a[m[i].clock] += round_half_away(dd * m[i].factor) - d;
-  for (std::uint32_t i = r.slot; i < r.end; ++i) {
-    const double f = vis[m[i].slot];
-    if (f < 0.0) {
-      // A visit without non-waiting time: the mean is added at its Leave.
-      a[m[i].clock] -= d;
-      if (trace_.kind[e] == EventKind::Leave && trace_.ref[e] == cp)
-        a[m[i].clock] += round_half_away(visit_mean_[m[i].slot]);
-      continue;
-    }
-    if (std::isnan(f)) continue;
-    a[m[i].clock] += round_half_away(dd * f) - d;
-  }
+  for (std::uint32_t i = r.slot; i < r.end; ++i) balance(m[i].clock, m[i].slot, dd);
 }
 
 void RankRetimer::forward_begin() {
@@ -178,7 +190,7 @@ void RankRetimer::start_forward(Part& g, std::size_t s, std::size_t slot) {
   const Clk gap = T(x) - g.base;
   for (std::uint32_t c = 0; c < S_; ++c) a[c] = gap;
   const std::uint32_t cp = activity_path(x);
-  if (changed(cp)) apply_changes(a, cp, gap, vis, x);
+  apply_changes(a, cp, gap, vis, x, trace_.kind[x]);
   const bool leave = trace_.kind[x] == EventKind::Leave;
   g.cp = leave ? parent(trace_.ref[x]) : cp;
   if (leave && slot_of_[trace_.ref[x]] >= 0)
@@ -204,6 +216,20 @@ void RankRetimer::finish_part(Part& g, std::size_t slot) {
     last_clk_.assign(a, a + S_);
 }
 
+namespace {
+
+/// next[c] = the latest of a[c] and the N partners' clock c, plus gap (N fixed: unrolled).
+template <int N>
+void latest_plus(Clk* next, const Clk* a, const Clk* const* partners, Clk gap, std::uint32_t S) {
+  for (std::uint32_t c = 0; c < S; ++c) {
+    Clk r = a[c];
+    for (int i = 0; i < N; ++i) r = std::max(r, partners[i][c]);
+    next[c] = r + gap;
+  }
+}
+
+}  // namespace
+
 bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   Clk* a = &clk_[slot * stride()];
   Clk* enter = a + S_;  // a master's only (MPI calls)
@@ -225,6 +251,12 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     for (std::uint32_t c = 0; c < S; ++c) a[c] += lag;
     lag = 0;
   };
+  // An MPI call's Enter: its clocks as they are, and how far they lag (the records that ship
+  // them add it to the first clock only: the others go as differences from it).
+  auto snapshot_enter = [&] {
+    std::memcpy(enter, a, S * sizeof(Clk));
+    g.enter_lag = lag;
+  };
   while (g.e < g.stop) {
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
@@ -239,14 +271,11 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       const Clk t = T(e);
       const Clk d = t - g.prev;
       lag += d;
-      if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
+      apply_changes(a, g.cp, d, vis, e, k);
       const std::uint32_t r = trace_.ref[e];
       if (k == EventKind::Enter) {
         g.cp = r;
-        if (mpi_path_[r]) {
-          catch_up();
-          std::copy(a, a + S, enter);
-        }
+        if (mpi_path_[r]) snapshot_enter();
         const int b = slot_of_[r];
         if (b >= 0) vis[b] = visit_factor(g, e, b);
       } else {
@@ -268,7 +297,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       g.shipped = e;
       if (k == EventKind::Recv && recv && lr_req_.test(e)) {
         const std::uint32_t i = recvd_.rank(e);
-        ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
+        ship_lr_forward(recv_source_[i], recv_sender_[i], enter, g.enter_lag);
       }
     }
     const bool sync = sync_.test(e) && g.released != e;
@@ -340,17 +369,24 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     } else if (np == 0) {
       const Clk d = t - g.prev;
       lag += d;
-      if (changed(g.cp)) apply_changes(a, g.cp, d, vis, e);
+      apply_changes(a, g.cp, d, vis, e, k);
     } else {
       catch_up();
       const Clk gap = gap_[sync_.rank(e)];
       Clk* next = tmp_.data();
-      for (std::uint32_t c = 0; c < S; ++c) {
-        Clk r = a[c];
-        for (std::size_t i = 0; i < np; ++i) r = std::max(r, partners[i][c]);
-        next[c] = r + gap;
+      switch (np) {  // a waitall of two receives and two sends has four
+        case 1: latest_plus<1>(next, a, partners, gap, S); break;
+        case 2: latest_plus<2>(next, a, partners, gap, S); break;
+        case 3: latest_plus<3>(next, a, partners, gap, S); break;
+        case 4: latest_plus<4>(next, a, partners, gap, S); break;
+        default:
+          for (std::uint32_t c = 0; c < S; ++c) {
+            Clk r = a[c];
+            for (std::size_t i = 0; i < np; ++i) r = std::max(r, partners[i][c]);
+            next[c] = r + gap;
+          }
       }
-      if (changed(g.cp)) apply_changes(next, g.cp, gap, vis, e);
+      apply_changes(next, g.cp, gap, vis, e, k);
       if (path_ >= 0) {
         // The profiled clock's time came from a partner (strictly later than the local
         // predecessor's path): its critical path hops there.
@@ -406,10 +442,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     switch (k) {
       case EventKind::Enter: {
         g.cp = trace_.ref[e];
-        if (mpi_path_[g.cp] && thread_ == 0) {
-          catch_up();
-          std::copy(a, a + S, enter);
-        }
+        if (mpi_path_[g.cp] && thread_ == 0) snapshot_enter();
         const int b = slot_of_[g.cp];
         if (b >= 0) vis[b] = visit_factor(g, e, b);
         break;
@@ -433,7 +466,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           put(out, e);
           put(out, send_request_[i]);
           put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
-          put_clocks(out, enter);
+          put_clocks(out, enter, g.enter_lag);
           if (lr && k == EventKind::Send) {
             const EventIdx leave = trace_.leave_of(trace_.call_of(e));
             if (leave != kNoEvent) g.pending.push_back({leave, e});
@@ -446,7 +479,7 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
             trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion) &&
             lr_req_.test(e)) {
           const std::uint32_t i = recvd_.rank(completion);
-          ship_lr_forward(recv_source_[i], recv_sender_[i], enter);
+          ship_lr_forward(recv_source_[i], recv_sender_[i], enter, g.enter_lag);
         }
         break;
       }
@@ -475,11 +508,11 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   return moved;
 }
 
-void RankRetimer::ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter) {
+void RankRetimer::ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter, Clk lag) {
   ByteBuffer& out = fwd_ex_->to(me_, to);
   put(out, static_cast<std::uint8_t>(kLrF));
   put(out, sender_event);
-  put_clocks(out, enter);
+  put_clocks(out, enter, lag);
 }
 
 void RankRetimer::release_forward() {

@@ -15,30 +15,35 @@
 
 namespace cpreplay::replay::detail::retiming {
 
-void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c) {
+void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c, Clk lag) {
   const Clk c0 = c[0];
+  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
+  // Written straight into the buffer's tail (one grow, no zero-fill of a scratch copy), in one
+  // pass: the 4-byte differences, and whether they all fit; the rare record whose differences
+  // do not is written again with 8 bytes each.
+  const std::size_t at = out.size();
+  char* p = out.extend(sizeof(Clk) + 1 + 8 * n);
+  const Clk first = c0 + lag;
+  std::memcpy(p, &first, sizeof(Clk));
+  p += sizeof(Clk) + 1;
   // d fits 32 bits iff d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
   // (vectorizable; a signed range check is not, without 64-bit compares).
   std::uint64_t high = 0;
-  for (std::uint32_t s = 1; s < S_; ++s)
-    high |= (static_cast<std::uint64_t>(c[s] - c0) + (std::uint64_t{1} << 31)) >> 32;
-  const bool small = high == 0;
-  // Written straight into the buffer's tail (one grow, no zero-fill of a scratch copy).
-  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
-  char* p = out.extend(sizeof(Clk) + 1 + (small ? 4 : 8) * n);
-  std::memcpy(p, &c0, sizeof(Clk));
-  p[sizeof(Clk)] = small ? 1 : 0;
-  p += sizeof(Clk) + 1;
-  if (small) {
-    for (std::size_t s = 0; s < n; ++s) {
-      const auto d32 = static_cast<std::int32_t>(c[s + 1] - c0);
-      std::memcpy(p + 4 * s, &d32, 4);
-    }
-  } else {
-    for (std::size_t s = 0; s < n; ++s) {
-      const Clk d = c[s + 1] - c0;
-      std::memcpy(p + 8 * s, &d, 8);
-    }
+  for (std::size_t s = 0; s < n; ++s) {
+    const Clk d = c[s + 1] - c0;
+    high |= (static_cast<std::uint64_t>(d) + (std::uint64_t{1} << 31)) >> 32;
+    const auto d32 = static_cast<std::int32_t>(d);
+    std::memcpy(p + 4 * s, &d32, 4);
+  }
+  if (high == 0) {
+    p[-1] = 1;
+    out.resize(at + sizeof(Clk) + 1 + 4 * n);
+    return;
+  }
+  p[-1] = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const Clk d = c[s + 1] - c0;
+    std::memcpy(p + 8 * s, &d, 8);
   }
 }
 

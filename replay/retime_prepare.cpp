@@ -40,6 +40,13 @@ void RankRetimer::plan_stats() {
   std::size_t next = 1;  // the part whose start comes next (a thread's parts may be empty)
   EventIdx next_start = next < nparts ? part_start(next) : kNoEvent;
   std::uint32_t inner = UINT32_MAX;  // the innermost open region's call path
+  // Where the innermost open region's time goes: its statistic, or `other` (none), chosen
+  // when the region opens or closes, not per event.
+  std::int64_t other = 0;
+  std::int64_t* acc = &other;
+  const auto acc_of = [&](std::uint32_t cp) {
+    return cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX ? &stats_[stat_of_[cp]] : &other;
+  };
   Clk prev = trace_.size() > 0 ? T(0) : 0;
   for (EventIdx e = 0; e < trace_.size(); ++e) {
     // The regions open where a part starts, for part_visits (their balance factors).
@@ -51,17 +58,18 @@ void RankRetimer::plan_stats() {
     const Clk t = T(e);
     // (A worker thread's outermost regions hang below its master's call path, which is not
     // open on the thread: activity_path knows that.)
-    const std::uint32_t cp = threads_ ? activity_path(e) : inner;
-    if (e > 0 && cp != UINT32_MAX && stat_of_[cp] != UINT32_MAX)
-      stats_[stat_of_[cp]] += busy(e, t - prev);
+    if (threads_) acc = e > 0 ? acc_of(activity_path(e)) : &other;
+    *acc += busy(e, t - prev);
     prev = t;
     if (k == EventKind::Enter) {
       inner = trace_.ref[e];
       open.push_back(Open{inner, e});
+      acc = acc_of(inner);
       if (stat_of_[inner] != UINT32_MAX) stats_[m + stat_of_[inner]] += 1;
     } else if (k == EventKind::Leave && !open.empty()) {
       open.pop_back();
       inner = open.empty() ? UINT32_MAX : open.back().cp;
+      acc = acc_of(inner);
     }
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
@@ -107,6 +115,18 @@ void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
         if (kind_of(mods_[i]) == kind) chg_.push_back(mods_[i]);
       *ends[kind] = static_cast<std::uint32_t>(chg_.size());
     }
+    r.one_each = r.factor - r.zero <= 1 && r.slot - r.factor <= 1 && r.end - r.slot <= 1;
+    if (r.one_each) {
+      if (r.factor > r.zero) r.zero_clock = static_cast<std::int32_t>(chg_[r.zero].clock);
+      if (r.slot > r.factor) {
+        r.scale_clock = static_cast<std::int32_t>(chg_[r.factor].clock);
+        r.scale = chg_[r.factor].factor;
+      }
+      if (r.end > r.slot) {
+        r.balance_clock = static_cast<std::int32_t>(chg_[r.slot].clock);
+        r.balance_slot = chg_[r.slot].slot;
+      }
+    }
   }
   B_ = visit_mean_.size();
   mpi_path_.assign(n, 0);
@@ -142,39 +162,41 @@ double RankRetimer::visit_factor(Part& g, EventIdx enter, int slot) const {
     return g.memo_factor[g.memo_head++];
   // Walk this visit as visit_factor(enter, slot) does; the activities inside it at depth >= 1
   // belong to the innermost region open there, and where that is a balanced visit noted
-  // below, they add to its sum.
+  // below, they add to its sum. Each depth's activities go to one accumulator (the visit's,
+  // a noted visit's, or `other` for a region not noted or nested deeper than kDepth), chosen
+  // at its Enter: the walk adds without asking where.
   constexpr int kDepth = 32;
-  std::int8_t open[kDepth];  // per depth below `enter`: the memo entry of that visit, or -1
+  Clk* acc_at[kDepth + 1];  // per depth below `enter`: where that depth's activities go
   Clk sum[Part::kMemo];
   int slots[Part::kMemo];
   std::uint8_t n = 0;
-  Clk x = 0;
+  Clk x = 0, other = 0;
   int depth = 0;
+  Clk* acc = &x;
+  acc_at[0] = &x;
   Clk prev = T(enter);
   for (EventIdx i = enter + 1; i < trace_.size(); ++i) {
     const Clk t = T(i);
-    if (depth == 0) {
-      x += busy(i, t - prev);
-    } else if (depth <= kDepth && open[depth - 1] >= 0) {
-      sum[open[depth - 1]] += busy(i, t - prev);
-    }
+    *acc += busy(i, t - prev);
     prev = t;
     const EventKind k = trace_.kind[i];
     if (k == EventKind::Enter) {
-      if (depth < kDepth) {
-        open[depth] = -1;
+      ++depth;
+      acc = &other;
+      if (depth <= kDepth) {
         const int b = slot_of_[trace_.ref[i]];
         if (b >= 0 && n < Part::kMemo) {
           g.memo_enter[n] = i;
           slots[n] = b;
           sum[n] = 0;
-          open[depth] = static_cast<std::int8_t>(n++);
+          acc = &sum[n++];
         }
+        acc_at[depth] = acc;
       }
-      ++depth;
     } else if (k == EventKind::Leave) {
       if (depth == 0) break;
       --depth;
+      acc = depth <= kDepth ? acc_at[depth] : &other;
     }
   }
   for (std::uint8_t j = 0; j < n; ++j)

@@ -59,6 +59,20 @@ struct CollEntry {
   bool up = false;      ///< this rank sends its begin (or a marker) to the host
 };
 
+/// Set bits of a word. x86-64 compilers without -mpopcnt (the default target) make
+/// __builtin_popcountll a call into libgcc: 2.4 % of the what-if phase's instructions on the
+/// bench stencil, with the call's overhead at each rank() beside it. Inline bit arithmetic there.
+inline std::uint32_t popcount64(std::uint64_t x) {
+#if defined(__x86_64__) && !defined(__POPCNT__)
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<std::uint32_t>((x * 0x0101010101010101ull) >> 56);
+#else
+  return static_cast<std::uint32_t>(__builtin_popcountll(x));
+#endif
+}
+
 /// One bit per event, and the number of set bits before an event in O(1): the per-message and
 /// per-synchronization tables are indexed by it, so no lookup searches (0.19 B per event).
 class EventBits {
@@ -74,13 +88,13 @@ class EventBits {
     std::uint32_t count = 0;
     for (std::size_t i = 0; i < words_.size(); ++i) {
       before_[i] = count;
-      count += static_cast<std::uint32_t>(__builtin_popcountll(words_[i]));
+      count += popcount64(words_[i]);
     }
   }
   /// Set bits before e (the index of e's entry when e is set).
   std::uint32_t rank(EventIdx e) const {
     const std::uint64_t below = words_[e >> 6] & ((std::uint64_t{1} << (e & 63)) - 1);
-    return before_[e >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(below));
+    return before_[e >> 6] + popcount64(below);
   }
   /// After finish(): the set bit of rank i (i < the number of set bits), the inverse of rank().
   /// Lookups in increasing i go on from the previous one's word (amortized O(1)); others
@@ -158,30 +172,30 @@ inline std::uint64_t key_of(Rec r, std::uint32_t hi, std::uint32_t lo) {
 }
 
 /// Open-addressing map from non-zero 64-bit keys to values (records waiting for their event):
-/// one probe sequence per lookup, no allocation per record.
+/// one probe sequence per lookup, no allocation per record. A key and its value share a slot
+/// (16 B), so that a lookup touches one cache line, not one in each of two arrays.
 class FlatMap {
  public:
-  FlatMap() { keys_.assign(64, 0), vals_.assign(64, 0); }
+  FlatMap() { slots_.assign(64, Slot{}); }
   bool find(std::uint64_t key, Clk& value) const {
     for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
-      if (keys_[i] == key) {
-        value = vals_[i];
+      if (slots_[i].key == key) {
+        value = slots_[i].value;
         return true;
       }
-      if (keys_[i] == 0) return false;
+      if (slots_[i].key == 0) return false;
     }
   }
   /// Inserts; a key already present is overwritten (returns false).
   bool insert(std::uint64_t key, Clk value) {
-    if ((size_ + 1) * 2 > keys_.size()) grow();
+    if ((size_ + 1) * 2 > slots_.size()) grow();
     for (std::size_t i = slot(key);; i = (i + 1) & mask()) {
-      if (keys_[i] == key) {
-        vals_[i] = value;
+      if (slots_[i].key == key) {
+        slots_[i].value = value;
         return false;
       }
-      if (keys_[i] == 0) {
-        keys_[i] = key;
-        vals_[i] = value;
+      if (slots_[i].key == 0) {
+        slots_[i] = Slot{key, value};
         ++size_;
         return true;
       }
@@ -190,45 +204,49 @@ class FlatMap {
   void erase(std::uint64_t key) {
     std::size_t i = slot(key);
     for (;; i = (i + 1) & mask()) {
-      if (keys_[i] == 0) return;
-      if (keys_[i] == key) break;
+      if (slots_[i].key == 0) return;
+      if (slots_[i].key == key) break;
     }
     // Backward shift: later entries of the probe run move up, so lookups never see a hole.
     for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
-      if (keys_[j] == 0) break;
-      const std::size_t home = slot(keys_[j]);
+      if (slots_[j].key == 0) break;
+      const std::size_t home = slot(slots_[j].key);
       if (((j - home) & mask()) >= ((j - i) & mask())) {
-        keys_[i] = keys_[j];
-        vals_[i] = vals_[j];
+        slots_[i] = slots_[j];
         i = j;
       }
     }
-    keys_[i] = 0;
+    slots_[i].key = 0;
     --size_;
   }
   std::size_t size() const { return size_; }
   void clear() {
-    keys_.assign(64, 0);
-    vals_.assign(64, 0);
+    slots_.assign(64, Slot{});
     size_ = 0;
   }
 
  private:
-  std::size_t mask() const { return keys_.size() - 1; }
+  struct Slot {
+    std::uint64_t key = 0;
+    Clk value = 0;
+  };
+  std::size_t mask() const { return slots_.size() - 1; }
+  /// The event (low 32 bits) plus an offset drawn from the kind and partner (high 32 bits):
+  /// a part's records for nearby events lie in nearby slots, so a replay walking its events
+  /// finds them in cache lines it just used (a multiplicative hash of the whole key put every
+  /// lookup on a line of its own: 14 % of the slack pass's time was that cache miss).
   std::size_t slot(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask();
+    const std::uint64_t offset = ((key >> 32) * 0x9E3779B97F4A7C15ull) >> 32;
+    return static_cast<std::size_t>((key & 0xFFFFFFFFull) + offset) & mask();
   }
   void grow() {
-    std::vector<std::uint64_t> keys(keys_.size() * 2, 0);
-    std::vector<Clk> vals(keys.size(), 0);
-    keys.swap(keys_);
-    vals.swap(vals_);
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
     size_ = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      if (keys[i] != 0) insert(keys[i], vals[i]);
+    for (const Slot& s : old)
+      if (s.key != 0) insert(s.key, s.value);
   }
-  std::vector<std::uint64_t> keys_;
-  std::vector<Clk> vals_;
+  std::vector<Slot> slots_;
   std::size_t size_ = 0;
 };
 
@@ -477,6 +495,7 @@ struct Part {
   std::uint32_t cp = UINT32_MAX;
   Clk base = 0;  ///< the original latest begin of the cut that starts the part (0: the first)
   Clk prev = 0;  ///< original time of event e - 1
+  Clk enter_lag = 0;  ///< forward (masters): ticks every clock of its MPI call's Enter lags
   bool done = false;
   EventIdx shipped = kNoEvent;   ///< event whose pre-wait records went out
   EventIdx requested = kNoEvent; ///< collective end whose request went to the host

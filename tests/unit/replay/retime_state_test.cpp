@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
 // the walk over set bits) and latest_bit_before, NearTimes and Gaps (4-byte values, the rare far one exact),
-// RankColumn and PathColumn (1-byte codes while there are few distinct values).
+// RankColumn and PathColumn (1-byte codes while there are few distinct values), popcount64 and
+// FlatMap (the records' inbox) against the standard library.
 #include "replay/retime_state.hpp"
 
 #include <gtest/gtest.h>
@@ -9,10 +10,71 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 namespace cpreplay::replay::detail::retiming {
 namespace {
+
+TEST(EventBits, Popcount64CountsEveryBitPattern) {
+  std::mt19937_64 gen(11);
+  const std::uint64_t edges[] = {0, 1, ~std::uint64_t{0}, std::uint64_t{1} << 63,
+                                 0x5555555555555555ull, 0xAAAAAAAAAAAAAAAAull, 0xFF00FF00FF00FF00ull};
+  for (std::uint64_t x : edges)
+    EXPECT_EQ(popcount64(x), static_cast<std::uint32_t>(__builtin_popcountll(x))) << x;
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t x = gen() & gen();  // sparse and dense words
+    ASSERT_EQ(popcount64(x), static_cast<std::uint32_t>(__builtin_popcountll(x))) << x;
+  }
+}
+
+TEST(FlatMap, InsertFindEraseAgreeWithAnUnorderedMap) {
+  // Keys as the replay makes them (key_of: kind, partner, event): runs of consecutive events
+  // from several partners and kinds, which share low bits and land in neighbouring slots,
+  // inserted, found and erased in a random order while the table grows and wraps around.
+  std::mt19937_64 gen(5);
+  FlatMap map;
+  std::unordered_map<std::uint64_t, Clk> ref;
+  std::vector<std::uint64_t> keys;
+  for (std::uint32_t partner = 0; partner < 6; ++partner)
+    for (std::uint32_t e = 1000; e < 1600; ++e)
+      keys.push_back(key_of(partner % 2 == 0 ? kLsF : kLrB, partner, e));
+  for (std::uint32_t e = 0; e < 300; ++e) keys.push_back(key_of(kDownF, 7, 0xFFFFFFFFu - e));
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t key = keys[gen() % keys.size()];
+      const Clk value = static_cast<Clk>(gen() % 1000000) - 500000;
+      const int op = static_cast<int>(gen() % 3);
+      if (op == 0) {
+        ASSERT_EQ(map.insert(key, value), ref.count(key) == 0);
+        ref[key] = value;
+      } else if (op == 1) {
+        map.erase(key);
+        ref.erase(key);
+      } else {
+        Clk got = 0;
+        const auto it = ref.find(key);
+        ASSERT_EQ(map.find(key, got), it != ref.end());
+        if (it != ref.end()) {
+          ASSERT_EQ(got, it->second);
+        }
+      }
+      ASSERT_EQ(map.size(), ref.size());
+    }
+    for (const std::uint64_t key : keys) {
+      Clk got = 0;
+      const auto it = ref.find(key);
+      ASSERT_EQ(map.find(key, got), it != ref.end()) << key;
+      if (it != ref.end()) {
+        ASSERT_EQ(got, it->second);
+      }
+    }
+  }
+  map.clear();
+  Clk got = 0;
+  EXPECT_FALSE(map.find(keys.front(), got));
+  EXPECT_EQ(map.size(), 0u);
+}
 
 TEST(EventBits, SelectInvertsRankAndNextWalksTheSetBits) {
   // Set bits in the first word, across word boundaries, a run of empty words, the last event.

@@ -16,7 +16,9 @@ TEST(Rounding, AgreesWithLlroundOnEdgesAndAtRandom) {
                           -0.49999999999999994, 4503599627370495.5, -4503599627370495.5,
                           4503599627370496.0, 9007199254740993.0, 1e18, -1e18, 123456789.5,
                           std::nextafter(0.5, 1.0), std::nextafter(0.5, 0.0),
-                          std::numeric_limits<double>::denorm_min()};
+                          std::numeric_limits<double>::denorm_min(), 2251799813685247.5,
+                          -2251799813685247.5, 0x1p62 - 1024.0, -(0x1p62 - 1024.0), 0x1p62,
+                          -0x1p62, 6e18, -6e18, 0x1p63 - 1024.0, -(0x1p63 - 1024.0)};
   for (double x : edges) EXPECT_EQ(round_half_away(x), std::llround(x)) << x;
   std::mt19937_64 gen(7);
   std::uniform_real_distribution<double> small(-1e6, 1e6);
@@ -32,6 +34,12 @@ TEST(Rounding, AgreesWithLlroundOnEdgesAndAtRandom) {
     }
     const double c = static_cast<double>(ticks(gen) % 1000) + 0.5;  // exact halves
     ASSERT_EQ(round_half_away(c), std::llround(c)) << c;
+    // Any magnitude below 2^63.
+    const double d = std::ldexp(factor(gen) / 3.0, static_cast<int>(gen() % 64)) *
+                     (gen() % 2 == 0 ? 1.0 : -1.0);
+    if (std::fabs(d) < 0x1p63) {
+      ASSERT_EQ(round_half_away(d), std::llround(d)) << d;
+    }
   }
 }
 
