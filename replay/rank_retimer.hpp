@@ -71,8 +71,10 @@ class RankRetimer {
     return p.valid() ? p.value : UINT32_MAX;
   }
   /// The call path of the activity that ends at e (the innermost region open before e).
-  std::uint32_t activity_path(EventIdx e) const {
-    switch (trace_.kind[e]) {
+  std::uint32_t activity_path(EventIdx e) const { return activity_path(e, trace_.kind[e]); }
+  /// The same, given e's kind k.
+  std::uint32_t activity_path(EventIdx e, EventKind k) const {
+    switch (k) {
       case EventKind::Enter:
         // A worker thread's outermost regions: their parent (its master's call path at the
         // fork) is not open on the thread (index_openmp_events).
@@ -94,11 +96,14 @@ class RankRetimer {
   /// activity_path(x), given cp = activity_path(x + 1), for a walk backwards: the innermost
   /// region open before x + 1 is the one open before x unless x enters or leaves one.
   std::uint32_t path_before(EventIdx x, std::uint32_t cp) const {
-    const EventKind k = trace_.kind[x];
+    return path_before(x, trace_.kind[x], cp);
+  }
+  /// The same, given x's kind k.
+  std::uint32_t path_before(EventIdx x, EventKind k, std::uint32_t cp) const {
     if (k == EventKind::Enter || k == EventKind::Leave || thread_ != 0 ||
         k == EventKind::ThreadFork || k == EventKind::ThreadJoin ||
         k == EventKind::ThreadTeam || k == EventKind::ThreadLock)
-      return activity_path(x);
+      return activity_path(x, k);
     return cp;
   }
   Rank peer(EventIdx e) const { return peer_rank(defs_, trace_, e); }
@@ -632,6 +637,7 @@ class RankRetimer {
   std::vector<Clk> runtime_;
   Clk t_max_ = 0;
   std::vector<Clk> near_critical_;  ///< per call path: ticks
+  Clk slack_ticks_ = 0;  ///< backward: the slack limit in whole ticks (a slack <= it is within)
   std::uint64_t released_ = 0;
   std::string error_;
   /// The original time of the event error_ names (a moved event moves the other threads'

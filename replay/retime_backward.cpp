@@ -12,6 +12,7 @@
 namespace cpreplay::replay::detail::retiming {
 
 void RankRetimer::backward_begin() {
+  slack_ticks_ = slack_ticks(req_.slack_limit);
   near_critical_.assign(tree_.size(), 0);
   if (!team_.empty()) gates_backward_begin();
   // Hosts answer at once where no binding member covers a source.
@@ -76,28 +77,39 @@ void RankRetimer::start_backward(Part& g, std::size_t s) {
 
 bool RankRetimer::backward_step(Part& g) {
   bool moved = false;
+  // Event e's time and kind, carried from one event to the one before it (each is read once).
+  EventIdx e = g.e;
+  Clk t = T(e);
+  EventKind k = trace_.kind[e];
+  const std::size_t ncolls = colls_.size();
+  const Clk slack = slack_ticks_;
+  const auto step_back = [&](Clk before) {
+    --g.e;
+    e = g.e;
+    t = before;
+    k = trace_.kind[e];
+    g.cp = path_before(e, k, g.cp);
+  };
   for (;;) {
-    const EventIdx e = g.e;
-    const EventKind k = trace_.kind[e];
     const std::uint32_t link = link_of(e);
     // An Enter or Leave that nobody waits at, that completes nothing and is no collective's
     // begin or OpenMP synchronization: only its activity (steps (1) and (2) below have
     // nothing to do).
     if ((k == EventKind::Enter || k == EventKind::Leave) && e > 0 && e != g.start &&
         link == kNoLink && g.waits.empty() && !sync_.test(e) &&
-        !(g.cc < colls_.size() && colls_[g.cc].begin == e)) {
-      const Clk own = T(e) - T(e - 1);
-      if (g.cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+        !(g.cc < ncolls && colls_[g.cc].begin == e)) {
+      const Clk before = T(e - 1);
+      const Clk own = t - before;
+      if (g.cp != UINT32_MAX && g.L - t <= slack)
         near_critical_[g.cp] += own;
       g.L -= own;
       while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
       moved = true;
-      --g.e;
-      g.cp = path_before(g.e, g.cp);
+      step_back(before);
       continue;
     }
     // The collective whose begin e may be: the first entry ending after e.
-    const CollEntry* begin_of = g.cc < colls_.size() && colls_[g.cc].begin == e &&
+    const CollEntry* begin_of = g.cc < ncolls && colls_[g.cc].begin == e &&
                                         colls_[g.cc].source && colls_[g.cc].type != Bind::Reset
                                     ? &colls_[g.cc]
                                     : nullptr;
@@ -130,13 +142,14 @@ bool RankRetimer::backward_step(Part& g) {
                     g.waits.end());
     // (2) The activity that ends here, and the synchronization it completes.
     const bool sync = sync_.test(e) && !released_forward(e);
+    const Clk before = e > 0 ? T(e - 1) : t;
     // (A worker thread's first event can be a synchronization: a team begin.)
     if (e > 0 || sync) {
-      const Clk d = e > 0 ? T(e) - T(e - 1) : 0;
+      const Clk d = t - before;
       const Clk gap = sync ? gap_[sync_.rank(e)] : 0;
       const Clk own = sync ? std::max<Clk>(gap, 0) : d;  // non-waiting, and the local edge
       const std::uint32_t cp = g.cp;
-      if (cp != UINT32_MAX && static_cast<double>(g.L - T(e)) <= req_.slack_limit)
+      if (cp != UINT32_MAX && g.L - t <= slack)
         near_critical_[cp] += own;
       if (sync && !(thread_ == 0 && g.index > 0 && e == g.start))
         ship_backward(g, e, k, g.L - gap);
@@ -150,8 +163,7 @@ bool RankRetimer::backward_step(Part& g) {
       g.done = true;
       return moved;
     }
-    --g.e;
-    g.cp = path_before(g.e, g.cp);
+    step_back(before);
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -58,6 +59,20 @@ struct CollEntry {
   bool source = false;  ///< this rank's begin is a partner of the binding members
   bool up = false;      ///< this rank sends its begin (or a marker) to the host
 };
+
+/// The largest v with double(v) <= limit, so that the slack pass compares slacks (integer
+/// ticks) with the limit (seconds times ticks per second, a double) in integers: the conversion
+/// to double is monotonic, so double(v) <= limit iff v <= this. (The pass runs only with a
+/// limit >= 0; NaN, which no comparison holds for, gives the lowest value.)
+inline Clk slack_ticks(double limit) {
+  if (std::isnan(limit)) return std::numeric_limits<Clk>::min();
+  if (limit >= 0x1p63) return std::numeric_limits<Clk>::max();
+  if (limit < -0x1p63) return std::numeric_limits<Clk>::min();
+  auto v = static_cast<Clk>(limit);             // truncated toward zero...
+  while (static_cast<double>(v) > limit) --v;  // ...which is upwards for a negative limit
+  while (v < std::numeric_limits<Clk>::max() && static_cast<double>(v + 1) <= limit) ++v;
+  return v;
+}
 
 /// Set bits of a word. x86-64 compilers without -mpopcnt (the default target) make
 /// __builtin_popcountll a call into libgcc: 2.4 % of the what-if phase's instructions on the

@@ -2,7 +2,8 @@
 // The re-timing replay's compact tables: EventBits' select and next (the inverse of rank, and
 // the walk over set bits) and latest_bit_before, NearTimes and Gaps (4-byte values, the rare far one exact),
 // RankColumn and PathColumn (1-byte codes while there are few distinct values), popcount64 and
-// FlatMap (the records' inbox) against the standard library.
+// FlatMap (the records' inbox) against the standard library, slack_ticks against the double
+// comparison it replaces.
 #include "replay/retime_state.hpp"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,26 @@ TEST(EventBits, Popcount64CountsEveryBitPattern) {
   for (int i = 0; i < 100000; ++i) {
     const std::uint64_t x = gen() & gen();  // sparse and dense words
     ASSERT_EQ(popcount64(x), static_cast<std::uint32_t>(__builtin_popcountll(x))) << x;
+  }
+}
+
+TEST(SlackTicks, IntegerComparisonAgreesWithTheDoubleOne) {
+  // v <= slack_ticks(limit) exactly when double(v) <= limit: limits with and without
+  // fractions, beyond 2^53 (where doubles are spaced wider than a tick), negative. (The pass
+  // runs only with a limit >= 0; a NaN limit is not one.)
+  const double limits[] = {0.0,  0.5,        1.0,          22120.43,      1e9 + 0.25,
+                           0x1p53, 0x1p53 + 2.0, 0x1p60 + 512.0, 0x1p62,       -0.5,
+                           -3.0, 0x1p63,     std::numeric_limits<double>::infinity()};
+  std::mt19937_64 gen(3);
+  for (const double limit : limits) {
+    const Clk s = slack_ticks(limit);
+    std::vector<Clk> probes = {std::numeric_limits<Clk>::min(), std::numeric_limits<Clk>::max(), 0,
+                               -1, 1};
+    if (s != std::numeric_limits<Clk>::min() && s != std::numeric_limits<Clk>::max())
+      for (Clk d = -1100; d <= 1100; ++d) probes.push_back(s + d);
+    for (int i = 0; i < 2000; ++i) probes.push_back(static_cast<Clk>(gen()));
+    for (const Clk v : probes)
+      ASSERT_EQ(v <= s, static_cast<double>(v) <= limit) << "limit " << limit << " v " << v;
   }
 }
 
