@@ -329,9 +329,9 @@ class RankRetimer {
     p += sizeof(V);
     return v;
   }
-  /// Clock 0, then the other clocks as differences from it: 4 bytes each when all fit (the
-  /// usual case: scenarios differ by less than 2 s within a part), else 8. `lag`: ticks every
-  /// clock of c is behind (added to clock 0; the differences stay).
+  /// Clock 0, then the other clocks as differences from it: 4 bytes each (plus 2^31) when all
+  /// fit (the usual case: scenarios differ by less than 2 s within a part), else 8. `lag`:
+  /// ticks every clock of c is behind (added to clock 0; the differences stay).
   void put_clocks(ByteBuffer& out, const Clk* c, Clk lag = 0);
   void get_clocks(const char*& p, Clk* c) const;
 

@@ -257,6 +257,18 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     std::memcpy(enter, a, S * sizeof(Clk));
     g.enter_lag = lag;
   };
+  // What the first test below asks of every event, kept in locals: the next collective's
+  // begin and end (kNoEvent: none left), whether a blocking send waits for its Leave, and
+  // whether this is a master (whose plain Enters and Leaves take the short way).
+  EventIdx coll_begin = kNoEvent, coll_end = kNoEvent;
+  const auto next_coll = [&] {
+    coll_begin = g.cc < colls_.size() ? colls_[g.cc].begin : kNoEvent;
+    coll_end = g.cc < colls_.size() ? colls_[g.cc].end : kNoEvent;
+  };
+  next_coll();
+  bool no_pending = g.pending.empty();
+  const bool master = thread_ == 0;
+  const EventIdx nudge = nudge_;
   while (g.e < g.stop) {
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
@@ -265,9 +277,8 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     // OpenMP synchronization and not the test hook's: its activity and the call path it opens
     // or closes, nothing else of the steps below applies (the unchanged clock keeps its check:
     // only a synchronization or the hook can move it).
-    if ((k == EventKind::Enter || k == EventKind::Leave) && thread_ == 0 && link == kNoLink &&
-        !sync_.test(e) && e != nudge_ && g.pending.empty() &&
-        !(g.cc < colls_.size() && (colls_[g.cc].begin == e || colls_[g.cc].end == e))) {
+    if ((k == EventKind::Enter || k == EventKind::Leave) && master && link == kNoLink &&
+        !sync_.test(e) && e != nudge && no_pending && e != coll_begin && e != coll_end) {
       const Clk t = T(e);
       const Clk d = t - g.prev;
       lag += d;
@@ -498,7 +509,11 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       catch_up();
       if (c.source) put_clocks(out, a);
     }
-    if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
+    if (g.cc < colls_.size() && colls_[g.cc].end == e) {
+      ++g.cc;
+      next_coll();
+    }
+    no_pending = g.pending.empty();
     g.prev = t;
     ++g.e;
     moved = true;

@@ -26,14 +26,15 @@ void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c, Clk lag) {
   const Clk first = c0 + lag;
   std::memcpy(p, &first, sizeof(Clk));
   p += sizeof(Clk) + 1;
-  // d fits 32 bits iff d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
-  // (vectorizable; a signed range check is not, without 64-bit compares).
+  // d fits 32 bits iff u = d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
+  // (vectorizable; a signed range check is not, without 64-bit compares). The record holds u
+  // (biased): get_clocks widens it without a sign, which SSE2 does in two instructions.
   std::uint64_t high = 0;
   for (std::size_t s = 0; s < n; ++s) {
-    const Clk d = c[s + 1] - c0;
-    high |= (static_cast<std::uint64_t>(d) + (std::uint64_t{1} << 31)) >> 32;
-    const auto d32 = static_cast<std::int32_t>(d);
-    std::memcpy(p + 4 * s, &d32, 4);
+    const std::uint64_t u = static_cast<std::uint64_t>(c[s + 1] - c0) + (std::uint64_t{1} << 31);
+    high |= u >> 32;
+    const auto u32 = static_cast<std::uint32_t>(u);
+    std::memcpy(p + 4 * s, &u32, 4);
   }
   if (high == 0) {
     p[-1] = 1;
@@ -55,10 +56,13 @@ void RankRetimer::get_clocks(const char*& p, Clk* c) const {
   p += sizeof(Clk) + 1;
   const std::size_t n = S_ > 0 ? S_ - 1 : 0;
   if (small) {
+    // Each difference plus 2^31 (put_clocks): c0 - 2^31 + u, in unsigned arithmetic (exact
+    // modulo 2^64, and the true value fits).
+    const std::uint64_t base = static_cast<std::uint64_t>(c0) - (std::uint64_t{1} << 31);
     for (std::size_t s = 0; s < n; ++s) {
-      std::int32_t d32;
-      std::memcpy(&d32, p + 4 * s, 4);
-      c[s + 1] = c0 + d32;
+      std::uint32_t u32;
+      std::memcpy(&u32, p + 4 * s, 4);
+      c[s + 1] = static_cast<Clk>(base + u32);
     }
     p += 4 * n;
   } else {
