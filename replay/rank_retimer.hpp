@@ -645,4 +645,67 @@ class RankRetimer {
   Ticks error_time_ = 0;
 };
 
+// The records' clocks, inline: copied into the steps that ship them and the receive that
+// stores them (each built for AVX2 too, CPREPLAY_CLOCK_LOOPS).
+
+inline void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c, Clk lag) {
+  const Clk c0 = c[0];
+  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
+  // Written straight into the buffer's tail (one grow, no zero-fill of a scratch copy), in one
+  // pass: the 4-byte differences, and whether they all fit; the rare record whose differences
+  // do not is written again with 8 bytes each.
+  const std::size_t at = out.size();
+  char* p = out.extend(sizeof(Clk) + 1 + 8 * n);
+  const Clk first = c0 + lag;
+  std::memcpy(p, &first, sizeof(Clk));
+  p += sizeof(Clk) + 1;
+  // d fits 32 bits iff u = d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
+  // (vectorizable; a signed range check is not, without 64-bit compares). The record holds u
+  // (biased): get_clocks widens it without a sign, which SSE2 does in two instructions.
+  std::uint64_t high = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::uint64_t u = static_cast<std::uint64_t>(c[s + 1] - c0) + (std::uint64_t{1} << 31);
+    high |= u >> 32;
+    const auto u32 = static_cast<std::uint32_t>(u);
+    std::memcpy(p + 4 * s, &u32, 4);
+  }
+  if (high == 0) {
+    p[-1] = 1;
+    out.resize(at + sizeof(Clk) + 1 + 4 * n);
+    return;
+  }
+  p[-1] = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const Clk d = c[s + 1] - c0;
+    std::memcpy(p + 8 * s, &d, 8);
+  }
+}
+
+inline void RankRetimer::get_clocks(const char*& p, Clk* c) const {
+  Clk c0;
+  std::memcpy(&c0, p, sizeof(Clk));
+  c[0] = c0;
+  const bool small = p[sizeof(Clk)] != 0;
+  p += sizeof(Clk) + 1;
+  const std::size_t n = S_ > 0 ? S_ - 1 : 0;
+  if (small) {
+    // Each difference plus 2^31 (put_clocks): c0 - 2^31 + u, in unsigned arithmetic (exact
+    // modulo 2^64, and the true value fits).
+    const std::uint64_t base = static_cast<std::uint64_t>(c0) - (std::uint64_t{1} << 31);
+    for (std::size_t s = 0; s < n; ++s) {
+      std::uint32_t u32;
+      std::memcpy(&u32, p + 4 * s, 4);
+      c[s + 1] = static_cast<Clk>(base + u32);
+    }
+    p += 4 * n;
+  } else {
+    for (std::size_t s = 0; s < n; ++s) {
+      Clk d;
+      std::memcpy(&d, p + 8 * s, 8);
+      c[s + 1] = c0 + d;
+    }
+    p += 8 * n;
+  }
+}
+
 }  // namespace cpreplay::replay::detail::retiming

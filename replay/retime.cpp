@@ -186,6 +186,7 @@ class Retimer {
     return first;
   }
   static std::size_t holder(const std::vector<std::size_t>& first, std::size_t k) {
+    if (first.size() <= 2) return 0;  // one held rank (M = N): no search per item
     return static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), k) -
                                     first.begin() - 1);
   }

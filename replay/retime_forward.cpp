@@ -230,7 +230,7 @@ void latest_plus(Clk* next, const Clk* a, const Clk* const* partners, Clk gap, s
 
 }  // namespace
 
-bool RankRetimer::forward_step(Part& g, std::size_t slot) {
+CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   Clk* a = &clk_[slot * stride()];
   Clk* enter = a + S_;  // a master's only (MPI calls)
   double* vis = &vis_[slot * std::max<std::size_t>(B_, 1)];
@@ -523,7 +523,8 @@ bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   return moved;
 }
 
-void RankRetimer::ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter, Clk lag) {
+CPREPLAY_CLOCK_LOOPS void RankRetimer::ship_lr_forward(Rank to, EventIdx sender_event,
+                                                     const Clk* enter, Clk lag) {
   ByteBuffer& out = fwd_ex_->to(me_, to);
   put(out, static_cast<std::uint8_t>(kLrF));
   put(out, sender_event);

@@ -22,6 +22,18 @@
 namespace cpreplay::replay::detail::retiming {
 
 using Clk = std::int64_t;
+
+/// On functions whose loops run over every clock: built twice on x86-64 with GCC and glibc, for
+/// AVX2 (four 64-bit clocks per instruction, and 64-bit compares for the maxima) and for the
+/// default target, the loader picking one for the CPU (GCC's target_clones, a glibc ifunc).
+/// Integer arithmetic and unfused double products (-ffp-contract=off) give the same values
+/// either way. Not under clang (the sanitizer and fuzzing builds): the default build only. On
+/// the definitions only (a clone is local to its file; other files call the dispatcher).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
+#define CPREPLAY_CLOCK_LOOPS __attribute__((target_clones("avx2", "default")))
+#else
+#define CPREPLAY_CLOCK_LOOPS
+#endif
 constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
 constexpr Clk kPos = std::numeric_limits<Clk>::max() / 4;  // "no constraint" in min
 
