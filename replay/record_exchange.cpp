@@ -21,6 +21,7 @@ RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)
       first_(blocks.first(world.rank())),
       out_(static_cast<std::size_t>(world.size())),
       open_(static_cast<std::size_t>(world.size()), kNoFrame),
+      open_pair_(static_cast<std::size_t>(world.size())),
       inbox_(static_cast<std::size_t>(blocks.count(world.rank()))) {}
 
 void ByteBuffer::grow(std::size_t at_least) {
@@ -52,12 +53,13 @@ ByteBuffer& RecordExchange::to(Rank source, Rank dest) {
   const auto p = static_cast<std::size_t>(blocks_.owner(dest));
   ByteBuffer& out = out_[p];
   if (open_[p] != kNoFrame) {
-    Head head;
-    std::memcpy(&head, out.data() + open_[p], sizeof head);
-    if (head.source == source && head.dest == dest) return out;  // the same pair goes on
+    // The open frame's pair, kept beside it: its head may lie far back in the block, on a
+    // cache line long gone (reading it there cost a miss per record).
+    if (open_pair_[p].first == source && open_pair_[p].second == dest) return out;
     close(p);
   }
   open_[p] = out.size();
+  open_pair_[p] = {source, dest};
   const Head head{source, dest, 0};
   out.append(&head, sizeof head);
   return out;

@@ -157,6 +157,7 @@ class RecordExchange {
   Rank first_;  ///< the first held rank
   std::vector<ByteBuffer> out_;  ///< per destination process
   std::vector<std::size_t> open_;       ///< per process: offset of the open frame's head
+  std::vector<std::pair<Rank, Rank>> open_pair_;  ///< ...and its source and destination
   ByteBuffer in_;                       ///< this round's received bytes (frames)
   std::vector<MPI_Request> requests_;   ///< a round's sends and receives
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source

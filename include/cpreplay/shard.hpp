@@ -29,6 +29,7 @@ class RankBlocks {
   int count(int p) const { return q_ + (p < s_ ? 1 : 0); }
   /// The process that holds trace rank r.
   int owner(Rank r) const {
+    if (processes_ == ranks_) return r;  // one rank each (M = N): no division per record
     const Rank big = s_ * (q_ + 1);  // ranks held by the processes with one rank more
     return r < big ? r / (q_ + 1) : s_ + (r - big) / q_;
   }
