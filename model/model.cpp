@@ -161,6 +161,13 @@ void LocalTrace::extend_marks() const {
 
 EventIdx LocalTrace::call_of(EventIdx e) const {
   if (e > 0 && kind[e - 1] == EventKind::Enter) return e - 1;  // the common case: first event
+  // The next most common: a few events into an MPI call (a waitall's later completions). An
+  // Enter reached back without passing an Enter or Leave is the innermost open region.
+  for (EventIdx i = e, steps = 0; i-- > 0 && steps < 8; ++steps) {
+    const EventKind k = kind[i];
+    if (k == EventKind::Enter) return i;
+    if (k == EventKind::Leave) break;
+  }
   for (const CachedCall& c : cached_)
     if (c.enter != kNoEvent && c.enter < e && (e <= c.inside || e == c.point)) return c.enter;
   // Back to the innermost open Enter, skipping closed regions. Every event passed outside them

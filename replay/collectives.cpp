@@ -192,13 +192,19 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
       CollectiveTable& table = tables[i];
       table.init_finalize_comm = ncomms;
       found.clear();
+      // Per call path: MPI_Init's or MPI_Finalize's (a byte per call path, not a region lookup
+      // per Leave of this pass over every event).
+      std::vector<std::uint8_t> init_exit(trace.region_of_path.size(), 0);
+      for (std::size_t cp = 0; cp < init_exit.size(); ++cp) {
+        const MpiClass cls = defs.region(RegionId{trace.region_of_path[cp]}).mpi_class;
+        init_exit[cp] = cls == MpiClass::Init || cls == MpiClass::Finalize ? 1 : 0;
+      }
       for (EventIdx e = 0; e < trace.size(); ++e) {
         const EventKind k = trace.kind[e];
         if (k == EventKind::CollEnd) {
           found.emplace_back(trace.coll[trace.ref[e]].comm, e);
-        } else if (k == EventKind::Leave) {
-          const MpiClass cls = defs.region(trace.region_of(e)).mpi_class;
-          if (cls == MpiClass::Init || cls == MpiClass::Finalize) found.emplace_back(ncomms, e);
+        } else if (k == EventKind::Leave && init_exit[trace.ref[e]]) {
+          found.emplace_back(ncomms, e);
         }
       }
       std::stable_sort(found.begin(), found.end(),
