@@ -12,7 +12,8 @@
 namespace cpreplay::replay {
 namespace {
 constexpr std::size_t kNoFrame = static_cast<std::size_t>(-1);
-constexpr int kRoundTag = 7506;  // a round's blocks (the other tags: replay/stream, rank_sum, views)
+// A round's blocks (the other tags: replay/stream, rank_sum, views).
+constexpr int kRoundTag = 7506;
 }
 
 RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)

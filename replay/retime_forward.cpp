@@ -29,7 +29,8 @@ __attribute__((always_inline)) inline void RankRetimer::apply_changes(
     const double f = vis[slot];
     if (f < 0.0) {
       a[clock] -= d;
-      if (k == EventKind::Leave && trace_.ref[e] == cp) a[clock] += round_half_away(visit_mean_[slot]);
+      if (k == EventKind::Leave && trace_.ref[e] == cp)
+        a[clock] += round_half_away(visit_mean_[slot]);
     } else if (!std::isnan(f)) {
       a[clock] += round_half_away(dd * f) - d;
     }
@@ -39,7 +40,8 @@ __attribute__((always_inline)) inline void RankRetimer::apply_changes(
     if (r.zero_clock >= 0) a[r.zero_clock] -= d;
     const double dd = static_cast<double>(d);
     if (r.scale_clock >= 0) a[r.scale_clock] += round_half_away(dd * r.scale) - d;
-    if (r.balance_clock >= 0) balance(static_cast<std::uint32_t>(r.balance_clock), r.balance_slot, dd);
+    if (r.balance_clock >= 0)
+      balance(static_cast<std::uint32_t>(r.balance_clock), r.balance_slot, dd);
     return;
   }
   const Mod* const m = chg_.data();

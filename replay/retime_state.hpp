@@ -34,6 +34,7 @@ using Clk = std::int64_t;
 #else
 #define CPREPLAY_CLOCK_LOOPS
 #endif
+
 constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
 constexpr Clk kPos = std::numeric_limits<Clk>::max() / 4;  // "no constraint" in min
 
@@ -499,10 +500,10 @@ class MatchRecorder final : public MessageSink {
   bool resolved_ = false;
 };
 
-/// One gate, on the master. 20 B per OpenMP synchronization.
-/// One OpenMP synchronization of a rank's threads. Its writers and readers are events of
-/// different threads of one team instance (at most one each per thread, or one each for a
-/// lock hand-over), so 16-bit counts hold them (prepare_openmp refuses more). 12 B.
+/// One gate, on the master: one OpenMP synchronization of a rank's threads. Its writers and
+/// readers are events of different threads of one team instance (at most one each per thread,
+/// or one each for a lock hand-over), so 16-bit counts hold them (prepare_openmp refuses
+/// more). 12 B.
 struct Gate {
   static constexpr std::uint16_t kMaxCount = UINT16_MAX;
   std::uint16_t writers = 0;  ///< events whose new times it combines

@@ -19,8 +19,13 @@ namespace {
 
 TEST(EventBits, Popcount64CountsEveryBitPattern) {
   std::mt19937_64 gen(11);
-  const std::uint64_t edges[] = {0, 1, ~std::uint64_t{0}, std::uint64_t{1} << 63,
-                                 0x5555555555555555ull, 0xAAAAAAAAAAAAAAAAull, 0xFF00FF00FF00FF00ull};
+  const std::uint64_t edges[] = {0,
+                                 1,
+                                 ~std::uint64_t{0},
+                                 std::uint64_t{1} << 63,
+                                 0x5555555555555555ull,
+                                 0xAAAAAAAAAAAAAAAAull,
+                                 0xFF00FF00FF00FF00ull};
   for (std::uint64_t x : edges)
     EXPECT_EQ(popcount64(x), static_cast<std::uint32_t>(__builtin_popcountll(x))) << x;
   for (int i = 0; i < 100000; ++i) {
