@@ -219,10 +219,25 @@ EventIdx LocalTrace::call_of(EventIdx e) const {
 }
 
 EventIdx LocalTrace::leave_of(EventIdx enter) const {
+  // The common case first: the Leave a few events on (an MPI call's own events, a waitall's
+  // completions), found without the cache, whose slots then stay with the long regions.
+  constexpr std::size_t kNear = 16;
+  const std::size_t after = enter < size() ? size() - enter - 1 : 0;  // events after the Enter
+  const auto near_end = static_cast<EventIdx>(enter + 1 + std::min(after, kNear));
+  int depth = 0;
+  EventIdx i = enter + 1;
+  for (; i < near_end; ++i) {
+    const EventKind k = kind[i];
+    if (k == EventKind::Enter) {
+      ++depth;
+    } else if (k == EventKind::Leave) {
+      if (depth == 0) return i;
+      --depth;
+    }
+  }
   for (const CachedCall& c : cached_)
     if (c.enter == enter && c.leave != kNoEvent) return c.leave;
-  int depth = 0;
-  for (EventIdx i = enter + 1; i < size(); ++i) {
+  for (; i < size(); ++i) {
     const EventKind k = kind[i];
     if (k == EventKind::Enter) {
       ++depth;

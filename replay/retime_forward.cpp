@@ -241,6 +241,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   constexpr std::size_t kMaxPartners = 8;
   const Clk* partners[kMaxPartners];
   std::uint64_t keys[kMaxPartners];
+  Clk pooled[kMaxPartners];  // a record's slot in pool_ (its value in inbox_)
   std::uint32_t gate_of[kMaxPartners];  // a thread's gate, or kNoLink: a record in inbox_
   Hop hops[kMaxPartners];  // where each partner's time comes from (for the profiled clock)
   // Ticks every clock is behind a: an event that neither waits nor is changed by a scenario
@@ -323,6 +324,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           missing = true;
         } else if (np < kMaxPartners) {
           keys[np] = key;
+          pooled[np] = value;
           gate_of[np] = kNoLink;
           hops[np] = hop;
           partners[np++] = pool_at(value);
@@ -429,9 +431,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           master_->gate_read(gate_of[i]);
           continue;
         }
-        Clk value = 0;
-        inbox_.find(keys[i], value);
-        pool_free(value);
+        pool_free(pooled[i]);
         inbox_.erase(keys[i]);
       }
     }

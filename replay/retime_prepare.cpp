@@ -213,12 +213,8 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   recvd.resize(trace.size());
   // Held through the later phases: sized by the trace's sends and receives (every one of them
   // matched in a complete trace), not grown by doubling.
-  std::size_t sends = 0, receives = 0;
-  for (std::size_t e = 0; e < trace.size(); ++e) {
-    const EventKind k = trace.kind[e];
-    sends += k == EventKind::Send || k == EventKind::Isend;
-    receives += k == EventKind::Recv || k == EventKind::Irecv;
-  }
+  const std::size_t sends = trace.kind.count(EventKind::Send, EventKind::Isend);
+  const std::size_t receives = trace.kind.count(EventKind::Recv, EventKind::Irecv);
   send_request.reserve(sends);
   recv_sender.reserve(receives);
   recv_ready.reserve(receives);

@@ -216,6 +216,19 @@ class KindColumn {
     return static_cast<EventKind>((packed_[e >> 1] >> ((e & 1) * 4)) & 0xF);
   }
   std::size_t size() const { return size_; }
+  /// Events whose kind is one of `a` or `b`, counted a byte (two events) at a time through a
+  /// table: a pass that sizes a table by them reads a byte where decoding reads each event.
+  std::size_t count(EventKind a, EventKind b) const {
+    const std::uint32_t in = (1u << static_cast<unsigned>(a)) | (1u << static_cast<unsigned>(b));
+    std::uint8_t per_byte[256];
+    for (unsigned v = 0; v < 256; ++v)
+      per_byte[v] = static_cast<std::uint8_t>(((in >> (v & 0xF)) & 1u) + ((in >> (v >> 4)) & 1u));
+    std::size_t n = 0;
+    for (const std::uint8_t v : packed_) n += per_byte[v];
+    // An odd count leaves the last byte's upper half 0, which is no event (though kind 0).
+    if (size_ % 2 == 1 && (in & 1u)) --n;
+    return n;
+  }
   void reserve(std::size_t n) { packed_.reserve((n + 1) / 2); }
   void push_back(EventKind k) {
     const auto bits = static_cast<std::uint8_t>(k);

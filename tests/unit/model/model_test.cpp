@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "cpreplay/definitions.hpp"
@@ -100,6 +101,28 @@ TEST(TimeColumn, SparseEventsStayInFourBytes) {
   for (Ticks i = 0; i < 10000; ++i) t.push_back(5'000'000'000ULL + i * 10'000'000ULL);
   EXPECT_EQ(t.bytes_used(), 10000u * 4 + 40u * 8);
   EXPECT_EQ(t[9999], 5'000'000'000ULL + 9999 * 10'000'000ULL);
+}
+
+TEST(KindColumn, CountAgreesWithDecodingEveryEvent) {
+  // Every pair of kinds, over columns of even and odd length (the last byte half empty) with
+  // every kind in every position, Enter (kind 0) included.
+  std::mt19937 rng(7);
+  for (std::size_t n : {0u, 1u, 2u, 3u, 16u, 255u, 256u, 1001u}) {
+    KindColumn col;
+    for (std::size_t i = 0; i < n; ++i)
+      col.push_back(static_cast<EventKind>(rng() % (static_cast<unsigned>(EventKind::ThreadLock) + 1)));
+    for (unsigned a = 0; a <= static_cast<unsigned>(EventKind::ThreadLock); ++a)
+      for (unsigned b = a; b <= static_cast<unsigned>(EventKind::ThreadLock); ++b) {
+        std::size_t want = 0;
+        for (EventIdx i = 0; i < n; ++i)
+          want += static_cast<unsigned>(col[i]) == a || static_cast<unsigned>(col[i]) == b;
+        EXPECT_EQ(col.count(static_cast<EventKind>(a), static_cast<EventKind>(b)), want)
+            << n << " events, kinds " << a << " and " << b;
+      }
+  }
+  KindColumn enters;
+  for (int i = 0; i < 3; ++i) enters.push_back(EventKind::Enter);
+  EXPECT_EQ(enters.count(EventKind::Enter, EventKind::Enter), 3u);  // not the empty half
 }
 
 // A main loop of 3,000 iterations (each a closed region of 0-3 nested calls, some 300 events
