@@ -161,12 +161,14 @@ bool takes_part_in_matching(const Definitions& defs, const LocalTrace& trace, Ev
 namespace {
 
 /// Walks the events in order and stops at each one that takes part in matching on the chosen
-/// side (sends, receives, or both), keeping the stack of open regions that decides it.
+/// side (sends, receives, or both). The MPI call a message event lies in is call_of(), which a
+/// read trace has properly nested (the reader refuses a Leave of another region than the open
+/// one, and an MPI event outside every region): Enters and Leaves are passed over, not stacked.
 class SideScan {
  public:
   enum Side { kSends, kReceives, kBoth };
   SideScan(const Definitions& defs, const LocalTrace& trace, Side side)
-      : defs_(defs), trace_(trace), side_(side) {
+      : defs_(defs), trace_(trace), wanted_(KindColumn::kind_set(wanted(side))) {
     advance();
   }
   /// The current event of this side, or trace size at the end.
@@ -178,31 +180,25 @@ class SideScan {
   }
 
  private:
+  static std::uint32_t bit(EventKind k) { return 1u << static_cast<unsigned>(k); }
+  static std::uint32_t wanted(Side side) {
+    const std::uint32_t sends = bit(EventKind::Send) | bit(EventKind::Isend);
+    const std::uint32_t receives = bit(EventKind::Recv) | bit(EventKind::Irecv);
+    return side == kSends ? sends : side == kReceives ? receives : sends | receives;
+  }
   void advance() {
-    for (; at_ < trace_.size(); ++at_) {
-      const EventKind k = trace_.kind[at_];
-      if (k == EventKind::Enter) {
-        open_.push_back(at_);
-        continue;
-      }
-      if (k == EventKind::Leave) {
-        if (!open_.empty()) open_.pop_back();
-        continue;
-      }
-      if (k != EventKind::Send && k != EventKind::Isend && k != EventKind::Recv &&
-          k != EventKind::Irecv)
-        continue;
-      const bool send = k == EventKind::Send || k == EventKind::Isend;
-      if (open_.empty() || (side_ == kSends && !send) || (side_ == kReceives && send)) continue;
-      if (takes_part_in_matching(defs_, trace_, at_, open_.back())) return;
+    const std::size_t n = trace_.size();
+    for (at_ = static_cast<EventIdx>(trace_.kind.next_of(at_, wanted_)); at_ < n;
+         at_ = static_cast<EventIdx>(trace_.kind.next_of(at_ + std::size_t{1}, wanted_))) {
+      const EventIdx call = trace_.call_of(at_);
+      if (call != kNoEvent && takes_part_in_matching(defs_, trace_, at_, call)) return;
     }
   }
 
   const Definitions& defs_;
   const LocalTrace& trace_;
-  const Side side_;
+  const KindColumn::KindSet wanted_;  ///< the kinds of this side
   EventIdx at_ = 0;
-  std::vector<EventIdx> open_;  ///< Enter events of the open regions
 };
 
 /// Collects everything into a MessageTable.

@@ -230,6 +230,32 @@ class KindColumn {
     return n;
   }
   void reserve(std::size_t n) { packed_.reserve((n + 1) / 2); }
+  /// For next_of: per packed byte, bit 0 when its first event's kind is one of a set of kinds,
+  /// bit 1 when its second's is.
+  struct KindSet {
+    std::uint8_t in_byte[256];
+  };
+  /// The set of the kinds whose bit is set in `kinds` (bit k for EventKind k).
+  static KindSet kind_set(std::uint32_t kinds) {
+    KindSet set{};
+    for (unsigned v = 0; v < 256; ++v)
+      set.in_byte[v] = static_cast<std::uint8_t>(((kinds >> (v & 0xF)) & 1u) |
+                                                 (((kinds >> (v >> 4)) & 1u) << 1));
+    return set;
+  }
+  /// The first event at or after e whose kind is in `set`, or size(): a byte (two events) at a
+  /// time, for walks that stop at a few kinds only.
+  std::size_t next_of(std::size_t e, const KindSet& set) const {
+    std::size_t b = e >> 1;
+    if (e & 1) {
+      if (b < packed_.size() && (set.in_byte[packed_[b]] & 2)) return std::min(e, size_);
+      ++b;
+    }
+    for (; b < packed_.size(); ++b)
+      if (const std::uint8_t m = set.in_byte[packed_[b]])
+        return std::min(2 * b + ((m & 1) ? 0 : 1), size_);  // an odd count's empty half: the end
+    return size_;
+  }
   void push_back(EventKind k) {
     const auto bits = static_cast<std::uint8_t>(k);
     if (size_ % 2 == 0)

@@ -2,6 +2,7 @@
 // Unit tests of the trace model: call tree, MPI region classification, names, unification.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -110,7 +111,8 @@ TEST(KindColumn, CountAgreesWithDecodingEveryEvent) {
   for (std::size_t n : {0u, 1u, 2u, 3u, 16u, 255u, 256u, 1001u}) {
     KindColumn col;
     for (std::size_t i = 0; i < n; ++i)
-      col.push_back(static_cast<EventKind>(rng() % (static_cast<unsigned>(EventKind::ThreadLock) + 1)));
+      col.push_back(
+          static_cast<EventKind>(rng() % (static_cast<unsigned>(EventKind::ThreadLock) + 1)));
     for (unsigned a = 0; a <= static_cast<unsigned>(EventKind::ThreadLock); ++a)
       for (unsigned b = a; b <= static_cast<unsigned>(EventKind::ThreadLock); ++b) {
         std::size_t want = 0;
@@ -123,6 +125,33 @@ TEST(KindColumn, CountAgreesWithDecodingEveryEvent) {
   KindColumn enters;
   for (int i = 0; i < 3; ++i) enters.push_back(EventKind::Enter);
   EXPECT_EQ(enters.count(EventKind::Enter, EventKind::Enter), 3u);  // not the empty half
+}
+
+TEST(KindColumn, NextOfStopsWhereDecodingEveryEventStops) {
+  // Sets of one to three kinds (Enter, kind 0, among them: an odd column's empty half is no
+  // event), from every start, over columns of even and odd length.
+  std::mt19937 rng(11);
+  const unsigned kinds = static_cast<unsigned>(EventKind::ThreadLock) + 1;
+  for (std::size_t n : {0u, 1u, 2u, 5u, 64u, 333u}) {
+    KindColumn col;
+    for (std::size_t i = 0; i < n; ++i) col.push_back(static_cast<EventKind>(rng() % kinds));
+    for (int trial = 0; trial < 40; ++trial) {
+      std::uint32_t mask = 0;
+      for (int j = 0; j <= trial % 3; ++j) mask |= 1u << (rng() % kinds);
+      if (trial == 0) mask = 1u;  // Enter alone
+      const KindColumn::KindSet set = KindColumn::kind_set(mask);
+      for (std::size_t from = 0; from <= n + 1; ++from) {
+        std::size_t want = from;
+        const auto in = [&](std::size_t i) {
+          return (mask >> static_cast<unsigned>(col[static_cast<EventIdx>(i)])) & 1u;
+        };
+        while (want < n && !in(want)) ++want;
+        want = std::min(want, n);
+        EXPECT_EQ(col.next_of(from, set), want)
+            << n << " events, mask " << mask << " from " << from;
+      }
+    }
+  }
 }
 
 // A main loop of 3,000 iterations (each a closed region of 0-3 nested calls, some 300 events
