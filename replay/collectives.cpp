@@ -199,7 +199,12 @@ std::vector<CollectiveTable> reduce_collectives(const World& world, const Defini
         const MpiClass cls = defs.region(RegionId{trace.region_of_path[cp]}).mpi_class;
         init_exit[cp] = cls == MpiClass::Init || cls == MpiClass::Finalize ? 1 : 0;
       }
-      for (EventIdx e = 0; e < trace.size(); ++e) {
+      // Only CollEnds and Leaves matter: the others are passed a byte (two events) at a time.
+      const KindColumn::KindSet ends =
+          KindColumn::kind_set(1u << static_cast<unsigned>(EventKind::CollEnd) |
+                               1u << static_cast<unsigned>(EventKind::Leave));
+      for (auto e = static_cast<EventIdx>(trace.kind.next_of(0, ends)); e < trace.size();
+           e = static_cast<EventIdx>(trace.kind.next_of(e + std::size_t{1}, ends))) {
         const EventKind k = trace.kind[e];
         if (k == EventKind::CollEnd) {
           found.emplace_back(trace.coll[trace.ref[e]].comm, e);
