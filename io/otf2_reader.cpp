@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// OTF2 reading: the only translation unit that includes <otf2/...>.
+// OTF2 reading: with otf2_event_decoder.cpp, the only code that includes <otf2/...>.
 #include "io/otf2_reader.hpp"
 
 #include <otf2/otf2.h>
@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -16,9 +18,14 @@
 #include <vector>
 
 #include "cpreplay/error.hpp"
+#include "io/otf2_event_decoder.hpp"
 
 namespace cpreplay::io {
 namespace {
+
+std::atomic<std::uint64_t> g_direct_reads{0};   // event files decoded by otf2_event_decoder
+std::atomic<std::uint64_t> g_library_reads{0};  // event files read by libotf2
+thread_local std::string g_last_declined;        // why the decoder last declined a file
 
 // OTF2 prints its own multi-line diagnostics to stderr; we report one line ourselves.
 OTF2_ErrorCode quiet_otf2_errors(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code,
@@ -891,6 +898,68 @@ OTF2_LocationRef location_of(const Definitions& defs, Rank rank, int thread) {
   return thread == 0 ? p.location_id : p.workers.at(static_cast<std::size_t>(thread - 1)).location_id;
 }
 
+struct DefCallbacksDeleter {
+  void operator()(OTF2_DefReaderCallbacks* c) const { OTF2_DefReaderCallbacks_Delete(c); }
+};
+
+OTF2_CallbackCode def_mapping_table(void* ud, OTF2_MappingType type, const OTF2_IdMap* map) {
+  static_cast<LocalEventDefinitions*>(ud)->add_mapping(type, map);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode def_clock_offset(void* ud, OTF2_TimeStamp time, int64_t offset, double) {
+  static_cast<LocalEventDefinitions*>(ud)->add_clock_offset(time, offset);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+/// The direct decoder reads the event files of POSIX archives whose anchor ends in ".otf2"
+/// (where rank_file names the file libotf2 opens), unless CPREPLAY_TEST_OTF2_LIBRARY_EVENTS
+/// asks for the library (tests compare the two).
+bool direct_decoding_allowed(const std::string& anchor) {
+  const char* force = std::getenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
+  if (force && *force && std::strcmp(force, "0") != 0) return false;
+  return anchor.size() > 5 && anchor.compare(anchor.size() - 5, 5, ".otf2") == 0;
+}
+
+/// Runs the direct decoder with the callbacks read_location registers with libotf2.
+DecodeResult decode_directly(OTF2_Reader* r, const std::string& evt, OTF2_LocationRef loc,
+                             const LocalEventDefinitions& local, EventState& state) {
+  DecodeResult none;
+  OTF2_FileSubstrate substrate = OTF2_SUBSTRATE_UNDEFINED;
+  OTF2_Compression compression = OTF2_COMPRESSION_UNDEFINED;
+  uint64_t chunk_events = 0, chunk_defs = 0;
+  if (OTF2_Reader_GetFileSubstrate(r, &substrate) != OTF2_SUCCESS ||
+      substrate != OTF2_SUBSTRATE_POSIX ||
+      OTF2_Reader_GetCompression(r, &compression) != OTF2_SUCCESS ||
+      compression != OTF2_COMPRESSION_NONE ||
+      OTF2_Reader_GetChunkSize(r, &chunk_events, &chunk_defs) != OTF2_SUCCESS) {
+    none.not_taken = "not an uncompressed POSIX archive";
+    return none;
+  }
+  EventCallbacks c;
+  c.enter = evt_enter;
+  c.leave = evt_leave;
+  c.program_begin = evt_program_begin;
+  c.program_end = evt_program_end;
+  c.mpi_send = evt_send;
+  c.mpi_isend = evt_isend;
+  c.mpi_isend_complete = evt_isend_complete;
+  c.mpi_irecv_request = evt_irecv_request;
+  c.mpi_recv = evt_recv;
+  c.mpi_irecv = evt_irecv;
+  c.mpi_request_test = evt_request_test;
+  c.mpi_request_cancelled = evt_request_cancelled;
+  c.mpi_collective_begin = evt_coll_begin;
+  c.mpi_collective_end = evt_coll_end;
+  c.thread_fork = evt_thread_fork;
+  c.thread_join = evt_thread_join;
+  c.thread_team_begin = evt_team_begin;
+  c.thread_team_end = evt_team_end;
+  c.thread_acquire_lock = evt_acquire_lock;
+  c.thread_release_lock = evt_release_lock;
+  return decode_event_file(evt, chunk_events, loc, local, c, &state);
+}
+
 std::uint64_t read_location(const std::string& anchor, const Definitions& defs, Rank rank,
                             EventState& state) {
   if (rank < 0 || rank >= defs.ranks())
@@ -908,12 +977,23 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   OTF2_Reader* r = reader.get();
   check(OTF2_Reader_SelectLocation(r, loc), anchor, where + ": selecting its location");
 
-  // Local definitions carry the clock offsets OTF2 applies to the timestamps (Score-P writes
-  // one .def per location; a missing one only means no offsets).
+  // Local definitions carry the mapping tables and clock offsets OTF2 applies to the events
+  // (Score-P writes one .def per location; a missing one only means neither). The direct
+  // decoder gets its own copy of both through the definition callbacks.
+  const bool direct = direct_decoding_allowed(anchor);
+  LocalEventDefinitions local;
   struct stat st {};
   if (::stat(rank_file(anchor, loc, ".def").c_str(), &st) == 0) {
     check(OTF2_Reader_OpenDefFiles(r), anchor, where + ": opening local definitions");
     if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, loc)) {
+      std::unique_ptr<OTF2_DefReaderCallbacks, DefCallbacksDeleter> dcbs(
+          OTF2_DefReaderCallbacks_New());
+      if (direct) {
+        OTF2_DefReaderCallbacks_SetMappingTableCallback(dcbs.get(), def_mapping_table);
+        OTF2_DefReaderCallbacks_SetClockOffsetCallback(dcbs.get(), def_clock_offset);
+        check(OTF2_Reader_RegisterDefCallbacks(r, dr, dcbs.get(), &local), anchor,
+              where + ": registering");
+      }
       uint64_t n = 0;
       check(OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n), anchor,
             where + ": reading local definitions " + rank_file(anchor, loc, ".def"));
@@ -927,6 +1007,21 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     throw TraceError(anchor + ": " + where + ": event file " + evt + " is missing");
   if (::access(evt.c_str(), R_OK) != 0)
     throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
+
+  if (direct) {
+    const DecodeResult d = decode_directly(r, evt, loc, local, state);
+    if (d.taken) {
+      ++g_direct_reads;
+      if (state.error) std::rethrow_exception(state.error);
+      if (!d.changed.empty())
+        throw TraceError(anchor + ": " + where + ": event file " + evt +
+                         " changed while it was read (" + d.changed + ")");
+      state.trace->records = std::max<std::uint64_t>(d.records, state.decoded);
+      return state.decoded;
+    }
+    g_last_declined = evt + ": " + d.not_taken;
+  }
+  ++g_library_reads;
   check(OTF2_Reader_OpenEvtFiles(r), anchor, where + ": opening event files");
   // OTF2 reads the first chunk here: an empty or overwritten file fails before any event.
   OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
@@ -978,6 +1073,10 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 }
 
 }  // namespace
+
+EventReadCounts event_read_counts() {
+  return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined};
+}
 
 Definitions read_definitions(const std::string& anchor) {
   ReaderPtr reader = open_archive(anchor);

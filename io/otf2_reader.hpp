@@ -44,6 +44,16 @@ LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs
                               int thread, CallTree& tree, const std::vector<ForkPoint>& forks,
                               bool partial = false);
 
+/// Event files read so far in this process: by the direct decoder (io/otf2_event_decoder.hpp)
+/// and by libotf2 (anything the decoder does not take, or CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1).
+/// For tests that must know which path read a file.
+struct EventReadCounts {
+  std::uint64_t direct = 0;
+  std::uint64_t library = 0;
+  std::string last_declined;  ///< why the decoder last left a file to libotf2 ("" if never)
+};
+EventReadCounts event_read_counts();
+
 /// Only decodes the events of `rank`, all its threads (counting them); the floor for benchmarks.
 std::uint64_t decode_events_only(const std::string& anchor, const Definitions& defs, Rank rank);
 

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A direct decoder of one location's OTF2 event file (<trace dir>/<location>.evt): it calls the
+// event callbacks that otf2_reader.cpp registers with libotf2, with the arguments libotf2 would
+// pass (clock correction and mapping tables applied), in the same order, at a fraction of the
+// library's cost. It takes only a file it understands completely: a first pass checks every
+// chunk and record without calling back, and anything unexpected (a compressed or SION archive,
+// big-endian data, a damaged chunk, a record it cannot size, a legacy record the library would
+// convert, an attribute list) leaves the file to libotf2, so errors and --partial stay the
+// library's. The layout was learned from OTF2 3.x's reader (facts only, no code); the .cpp
+// says where each fact comes from.
+#pragma once
+
+#include <otf2/otf2.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cpreplay::io {
+
+/// The callbacks the decoder calls: libotf2's own typedefs, so a function registered with
+/// OTF2_EvtReaderCallbacks_Set*Callback fits here unchanged. The attribute list argument is
+/// always nullptr (every callback in otf2_reader.cpp ignores it).
+struct EventCallbacks {
+  OTF2_EvtReaderCallback_Enter enter = nullptr;
+  OTF2_EvtReaderCallback_Leave leave = nullptr;
+  OTF2_EvtReaderCallback_ProgramBegin program_begin = nullptr;
+  OTF2_EvtReaderCallback_ProgramEnd program_end = nullptr;
+  OTF2_EvtReaderCallback_MpiSend mpi_send = nullptr;
+  OTF2_EvtReaderCallback_MpiIsend mpi_isend = nullptr;
+  OTF2_EvtReaderCallback_MpiIsendComplete mpi_isend_complete = nullptr;
+  OTF2_EvtReaderCallback_MpiIrecvRequest mpi_irecv_request = nullptr;
+  OTF2_EvtReaderCallback_MpiRecv mpi_recv = nullptr;
+  OTF2_EvtReaderCallback_MpiIrecv mpi_irecv = nullptr;
+  OTF2_EvtReaderCallback_MpiRequestTest mpi_request_test = nullptr;
+  OTF2_EvtReaderCallback_MpiRequestCancelled mpi_request_cancelled = nullptr;
+  OTF2_EvtReaderCallback_MpiCollectiveBegin mpi_collective_begin = nullptr;
+  OTF2_EvtReaderCallback_MpiCollectiveEnd mpi_collective_end = nullptr;
+  OTF2_EvtReaderCallback_ThreadFork thread_fork = nullptr;
+  OTF2_EvtReaderCallback_ThreadJoin thread_join = nullptr;
+  OTF2_EvtReaderCallback_ThreadTeamBegin thread_team_begin = nullptr;
+  OTF2_EvtReaderCallback_ThreadTeamEnd thread_team_end = nullptr;
+  OTF2_EvtReaderCallback_ThreadAcquireLock thread_acquire_lock = nullptr;
+  OTF2_EvtReaderCallback_ThreadReleaseLock thread_release_lock = nullptr;
+};
+
+/// What a location's local definitions (<location>.def) change in its events: the mapping
+/// tables (local id -> global id, per OTF2_MappingType) and the clock offsets. Filled from the
+/// local definition reader's MappingTable and ClockOffset callbacks while libotf2 reads the file
+/// (libotf2 keeps its own copy for its reader); `usable` turns false on anything the decoder
+/// cannot reproduce exactly, and the library then reads the events.
+class LocalEventDefinitions {
+ public:
+  /// Copies `map` (valid only during the callback). Types libotf2 ignores are ignored.
+  void add_mapping(OTF2_MappingType type, const OTF2_IdMap* map);
+  /// One ClockOffset record, in file order.
+  void add_clock_offset(std::uint64_t time, std::int64_t offset);
+
+  bool usable() const { return usable_; }
+
+  /// libotf2's mapping: the global id of `local`, or `local` itself when the table (or the
+  /// whole type) has no entry for it.
+  std::uint64_t map(OTF2_MappingType type, std::uint64_t local) const {
+    if (!mapped_[type]) return local;
+    const Table& t = tables_[type];
+    if (local < t.dense.size()) return t.dense[local];
+    return t.sparse.empty() ? local : map_sparse(t, local);
+  }
+
+  /// libotf2's clock intervals: one between each two consecutive offsets.
+  struct Interval {
+    std::uint64_t begin = 0, end = 0;
+    double slope = 0;
+    std::int64_t offset = 0;
+  };
+  const std::vector<Interval>& intervals() const { return intervals_; }
+
+ private:
+  struct Table {
+    std::vector<std::uint64_t> dense;                              ///< locals 0..n-1
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> sparse;  ///< the rest, by local
+  };
+  static std::uint64_t map_sparse(const Table& t, std::uint64_t local);
+  Table tables_[OTF2_MAPPING_MAX];
+  bool mapped_[OTF2_MAPPING_MAX] = {};
+  std::vector<Interval> intervals_;
+  bool have_pending_ = false;
+  std::uint64_t pending_time_ = 0;
+  std::int64_t pending_offset_ = 0;
+  bool usable_ = true;
+};
+
+/// The outcome of decode_event_file.
+struct DecodeResult {
+  bool taken = false;            ///< false: nothing was called back; let libotf2 read the file
+  std::string not_taken;         ///< why not (for tests and diagnostics)
+  std::uint64_t records = 0;     ///< event records read, as libotf2 counts them
+  bool interrupted = false;      ///< a callback returned something other than SUCCESS
+  std::string changed;           ///< taken, but the file changed after the check: why
+};
+
+/// Decodes `path`, the event file of `location`, written in chunks of `chunk_size` bytes, and
+/// calls `callbacks` with `user_data`. A file that changes between the check and the decoding
+/// pass stops the decoding with `changed` set (some callbacks may have run).
+DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size,
+                               OTF2_LocationRef location, const LocalEventDefinitions& local,
+                               const EventCallbacks& callbacks, void* user_data);
+
+}  // namespace cpreplay::io

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The direct OTF2 event decoder (io/otf2_event_decoder.hpp) against libotf2's reader
+// (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1): on every shared trace both must give the same events,
+// side records, call trees and record counts, with the direct decoder taking every file; on
+// damaged files the decoder must leave the file to the library, whose error stays the message.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cpreplay/error.hpp"
+#include "io/otf2_reader.hpp"
+#include "tests/support/trace_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using cpreplay::CallTree;
+using cpreplay::Definitions;
+using cpreplay::LocalTrace;
+using cpreplay::Rank;
+using cpreplay::io::EventReadCounts;
+using cpreplay::io::ForkPoint;
+
+/// Sets CPREPLAY_TEST_OTF2_LIBRARY_EVENTS for its lifetime (the library path) or clears it.
+class LibraryEvents {
+ public:
+  explicit LibraryEvents(bool on) {
+    if (on)
+      ::setenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS", "1", 1);
+    else
+      ::unsetenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
+  }
+  ~LibraryEvents() { ::unsetenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS"); }
+};
+
+/// One rank (all its threads) read one way.
+struct RankRead {
+  std::vector<LocalTrace> threads;
+  CallTree tree;
+  std::string error;      ///< the TraceError's message, "" if none
+  std::uint64_t direct = 0, library = 0;  ///< event files each path read
+  std::string declined;                   ///< why the decoder last left a file to libotf2
+};
+
+RankRead read_rank(const std::string& anchor, const Definitions& defs, Rank rank, bool library,
+                   bool partial = false) {
+  const LibraryEvents env(library);
+  RankRead out;
+  const EventReadCounts before = cpreplay::io::event_read_counts();
+  try {
+    std::vector<ForkPoint> forks;
+    out.threads.push_back(
+        cpreplay::io::read_events(anchor, defs, rank, out.tree, partial, &forks));
+    const std::size_t workers = defs.processes[static_cast<std::size_t>(rank)].workers.size();
+    for (std::size_t t = 1; t <= workers; ++t)
+      out.threads.push_back(cpreplay::io::read_worker_events(
+          anchor, defs, rank, static_cast<int>(t), out.tree, forks, partial));
+  } catch (const cpreplay::TraceError& e) {
+    out.error = e.what();
+  }
+  const EventReadCounts after = cpreplay::io::event_read_counts();
+  out.direct = after.direct - before.direct;
+  out.library = after.library - before.library;
+  out.declined = after.last_declined;
+  return out;
+}
+
+/// Every column, side record and count of two reads of one location.
+void expect_same(const LocalTrace& a, const LocalTrace& b, const std::string& where) {
+  ASSERT_EQ(a.size(), b.size()) << where;
+  for (cpreplay::EventIdx e = 0; e < a.size(); ++e) {
+    ASSERT_EQ(a.time[e], b.time[e]) << where << ", event " << e;
+    ASSERT_EQ(a.kind[e], b.kind[e]) << where << ", event " << e;
+    ASSERT_EQ(a.ref[e], b.ref[e]) << where << ", event " << e;
+  }
+  EXPECT_EQ(a.region_of_path, b.region_of_path) << where;
+  ASSERT_EQ(a.p2p.size(), b.p2p.size()) << where;
+  for (std::size_t i = 0; i < a.p2p.size(); ++i) {
+    const cpreplay::P2pRecord x = a.p2p[i], y = b.p2p[i];
+    EXPECT_TRUE(x.comm == y.comm && x.peer == y.peer && x.tag == y.tag &&
+                x.partner == y.partner && x.length == y.length)
+        << where << ", message " << i;
+  }
+  EXPECT_EQ(a.long_messages, b.long_messages) << where;
+  ASSERT_EQ(a.coll.size(), b.coll.size()) << where;
+  for (std::size_t i = 0; i < a.coll.size(); ++i) {
+    const cpreplay::CollRecord &x = a.coll[i], &y = b.coll[i];
+    EXPECT_TRUE(x.sent == y.sent && x.received == y.received && x.comm == y.comm &&
+                x.root == y.root && x.begin == y.begin && x.op == y.op)
+        << where << ", collective " << i;
+  }
+  EXPECT_EQ(a.long_coll_bytes, b.long_coll_bytes) << where;
+  ASSERT_EQ(a.locks.size(), b.locks.size()) << where;
+  for (std::size_t i = 0; i < a.locks.size(); ++i)
+    EXPECT_TRUE(a.locks[i].lock == b.locks[i].lock && a.locks[i].order == b.locks[i].order &&
+                a.locks[i].acquire == b.locks[i].acquire &&
+                a.locks[i].openmp == b.locks[i].openmp)
+        << where << ", lock record " << i;
+  EXPECT_EQ(a.incomplete, b.incomplete) << where;
+  EXPECT_EQ(a.records, b.records) << where;
+}
+
+void expect_same(const RankRead& direct, const RankRead& library, const std::string& where) {
+  EXPECT_EQ(direct.error, library.error) << where;
+  ASSERT_EQ(direct.threads.size(), library.threads.size()) << where;
+  for (std::size_t t = 0; t < direct.threads.size(); ++t)
+    expect_same(direct.threads[t], library.threads[t], where + ", thread " + std::to_string(t));
+  ASSERT_EQ(direct.tree.size(), library.tree.size()) << where;
+  for (std::uint32_t c = 0; c < direct.tree.size(); ++c) {
+    const auto& x = direct.tree.node(cpreplay::CallpathId{c});
+    const auto& y = library.tree.node(cpreplay::CallpathId{c});
+    EXPECT_TRUE(x.region == y.region && x.parent == y.parent) << where << ", call path " << c;
+  }
+}
+
+/// ../shared next to the repository, found from this source file.
+fs::path shared_dir() { return fs::path(__FILE__).parent_path() / "../../../../shared"; }
+
+std::vector<std::string> shared_anchors() {
+  std::vector<std::string> anchors;
+  const fs::path shared = shared_dir();
+  for (const char* set : {"conformance", "conformance-next", "conformance-pending", "traces",
+                          "real", "conformance-hybrid"}) {
+    if (!fs::is_directory(shared / set)) continue;
+    for (const auto& entry : fs::directory_iterator(shared / set)) {
+      if (!entry.is_directory()) continue;
+      for (const auto& file : fs::directory_iterator(entry.path()))
+        if (file.path().extension() == ".otf2") anchors.push_back(file.path().string());
+    }
+  }
+  std::sort(anchors.begin(), anchors.end());
+  return anchors;
+}
+
+TEST(Otf2EventDecoder, EveryLocationOfEverySharedTraceDecodesAsLibotf2DoesIt) {
+  const std::vector<std::string> anchors = shared_anchors();
+  if (anchors.empty()) GTEST_SKIP() << shared_dir().string() << " has no traces";
+  std::uint64_t events = 0, files = 0;
+  for (const std::string& anchor : anchors) {
+    const Definitions defs = cpreplay::io::read_definitions(anchor);
+    for (Rank r = 0; r < defs.ranks(); ++r) {
+      const std::string where = anchor + ", rank " + std::to_string(r);
+      const RankRead direct = read_rank(anchor, defs, r, false);
+      const RankRead library = read_rank(anchor, defs, r, true);
+      EXPECT_EQ(direct.error, "") << where;
+      // The direct decoder took every file the library reads, and the library none of them.
+      EXPECT_EQ(direct.library, 0u) << where << ": " << direct.declined;
+      EXPECT_EQ(direct.direct, library.library) << where;
+      EXPECT_GE(direct.direct, 1u) << where;
+      EXPECT_EQ(library.direct, 0u) << where;
+      expect_same(direct, library, where);
+      for (const LocalTrace& t : direct.threads) events += t.size();
+      files += direct.direct;
+    }
+  }
+  std::cout << anchors.size() << " traces, " << files << " event files, " << events
+            << " events compared\n";
+  EXPECT_GT(events, 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damaged event files: the decoder declines them and libotf2's error is the message.
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "otf2_decoder_test.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// A 2-rank trace with every kind of MPI event and a metric record on rank 0.
+void write_trace(const fs::path& dir) {
+  using cpreplay::testing::CollOpT;
+  cpreplay::testing::TraceWriter w(2);
+  for (int r = 0; r < 2; ++r) {
+    w.program_begin(r, 0.0);
+    w.init(r, 0.1, 0.2);
+  }
+  w.metric(0, 0.25);
+  w.send(0, 0.3, 0.4, 1, 7, 64);
+  w.recv(1, 0.3, 0.5, 0, 7, 64);
+  for (int r = 0; r < 2; ++r) {
+    w.collective(r, "MPI_Allreduce", 0.6, 0.7 + 0.1 * r, CollOpT::Allreduce, 8, 8);
+    w.finalize(r, 0.9, 1.0);
+    w.program_end(r, 1.1);
+  }
+  w.write(dir.string());
+}
+
+std::vector<char> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+void spit(const fs::path& p, const std::vector<char>& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(),
+                                                             static_cast<long>(bytes.size()));
+}
+
+/// Damages rank 0's event file with `damage`, then reads rank 0 both ways (and with --partial).
+template <class Damage>
+void check_damage(const char* what, Damage damage) {
+  SCOPED_TRACE(what);
+  TempDir tmp;
+  write_trace(tmp.path());
+  const fs::path evt = tmp.path() / "traces/0.evt";
+  std::vector<char> bytes = slurp(evt);
+  damage(bytes);
+  spit(evt, bytes);
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  for (const bool partial : {false, true}) {
+    const RankRead direct = read_rank(anchor, defs, 0, false, partial);
+    const RankRead library = read_rank(anchor, defs, 0, true, partial);
+    EXPECT_EQ(direct.direct, 0u) << "the decoder took a damaged file";
+    EXPECT_EQ(direct.library, 1u);
+    expect_same(direct, library, std::string(what) + (partial ? " (--partial)" : ""));
+  }
+}
+
+TEST(Otf2EventDecoder, TheUndamagedTestTraceIsDecodedDirectly) {
+  TempDir tmp;
+  write_trace(tmp.path());
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  for (Rank r = 0; r < 2; ++r) {
+    const RankRead direct = read_rank(anchor, defs, r, false);
+    const RankRead library = read_rank(anchor, defs, r, true);
+    EXPECT_EQ(direct.direct, 1u);
+    EXPECT_EQ(direct.library, 0u);
+    EXPECT_EQ(direct.error, "");
+    expect_same(direct, library, "rank " + std::to_string(r));
+  }
+}
+
+TEST(Otf2EventDecoder, AFileCutMidRecordIsLeftToTheLibrary) {
+  // Cut inside the last records (before the end-of-file record).
+  check_damage("truncated", [](std::vector<char>& b) { b.resize(b.size() - 5); });
+  check_damage("truncated to the chunk header", [](std::vector<char>& b) { b.resize(20); });
+}
+
+TEST(Otf2EventDecoder, ABadChunkHeaderIsLeftToTheLibrary) {
+  check_damage("not a chunk header", [](std::vector<char>& b) { b[0] = 7; });
+  check_damage("big-endian marker", [](std::vector<char>& b) { b[1] = 0x23; });
+  check_damage("bad endianness byte", [](std::vector<char>& b) { b[1] = 0x11; });
+}
+
+TEST(Otf2EventDecoder, GarbageIsLeftToTheLibrary) {
+  check_damage("garbage after the header", [](std::vector<char>& b) {
+    for (std::size_t i = 30; i < b.size() && i < 60; ++i) b[i] = static_cast<char>(0xfe);
+  });
+  check_damage("an unknown record type", [](std::vector<char>& b) {
+    // The first record after the header's timestamp (18 + 9 bytes) becomes type 200.
+    b[27] = static_cast<char>(200);
+  });
+  check_damage("an invalid compressed length", [](std::vector<char>& b) {
+    b[28] = 9;  // the ProgramBegin's record length byte... or its first field: either is damage
+  });
+  check_damage("all zero", [](std::vector<char>& b) { std::fill(b.begin(), b.end(), 0); });
+}
+
+}  // namespace
