@@ -131,10 +131,12 @@ enum : std::uint8_t {
   kProgramEnd = 84,
 };
 
-/// Reads from [p, end). Any read past `end` clears `ok` and yields 0.
+/// Reads from [p, end). Any read past `end` clears `ok` and yields 0. `readable` (>= end) is
+/// where the buffer ends: a compressed value may load 8 bytes at once below it.
 struct Cursor {
   const std::uint8_t* p;
   const std::uint8_t* end;
+  const std::uint8_t* readable;
   bool ok = true;
 
   std::uint8_t u8() {
@@ -151,13 +153,21 @@ struct Cursor {
   /// OTF2_Buffer_ReadUint32/64: a length byte, 0 for the value 0, 0xff for the all-ones
   /// ("undefined") value, else that many little-endian bytes (at most 4 resp. 8).
   std::uint64_t compressed(unsigned max_bytes, std::uint64_t all_ones) {
-    const std::uint8_t n = u8();
-    if (n == 0) return 0;
-    if (n == 0xff) return all_ones;
-    if (n > max_bytes || end - p < n) return fail();
+    if (p >= end) return fail();
+    const unsigned n = *p;
+    if (n == 0 || n == 0xff) {
+      ++p;
+      return n == 0 ? 0 : all_ones;
+    }
+    if (n > max_bytes || end - p <= static_cast<std::ptrdiff_t>(n)) return fail();
     std::uint64_t v = 0;
-    std::memcpy(&v, p, n);
-    p += n;
+    if (readable - p >= 9) {
+      std::memcpy(&v, p + 1, 8);
+      if (n < 8) v &= (std::uint64_t{1} << (8 * n)) - 1;
+    } else {
+      for (unsigned i = 0; i < n; ++i) v |= std::uint64_t{p[1 + i]} << (8 * i);
+    }
+    p += n + 1;
     return v;
   }
   std::uint32_t u32() { return static_cast<std::uint32_t>(compressed(4, UINT32_MAX)); }
@@ -223,7 +233,7 @@ class Pass {
     if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize) || p[0] != kChunkHeader)
       return bad("no chunk header");
     if (p[1] != kLittleEndian) return bad("not little-endian");
-    Cursor c{p + kChunkHeaderSize, end};
+    Cursor c{p + kChunkHeaderSize, end, end};
     for (;;) {
       if (c.p < c.end && *c.p == kTimestamp) {
         ++c.p;
@@ -244,7 +254,7 @@ class Pass {
   }
 
  private:
-  Stop bad(const char* what) {
+  [[gnu::cold, gnu::noinline]] Stop bad(const char* what) {
     why = what;
     return Stop::kBad;
   }
@@ -277,7 +287,7 @@ class Pass {
     std::uint64_t len = c.u8();
     if (len == 0xff) len = c.raw64();
     if (!c.ok || len >= static_cast<std::uint64_t>(c.end - c.p)) return false;
-    rec = Cursor{c.p, c.p + len};
+    rec = Cursor{c.p, c.p + len, c.readable};
     c.p += len;
     return true;
   }
@@ -286,7 +296,8 @@ class Pass {
     return static_cast<std::uint32_t>(local_.map(type, id));
   }
 
-  Stop event(std::uint8_t type, Cursor& c);
+  // Inlined into the chunk loop, so that the cursor stays in registers across the callbacks.
+  [[gnu::always_inline]] inline Stop event(std::uint8_t type, Cursor& c);
   bool attribute_list(Cursor& c);
 
   const LocalEventDefinitions& local_;
@@ -307,7 +318,7 @@ class Pass {
 /// left to it.
 template <bool kCall>
 bool Pass<kCall>::attribute_list(Cursor& c) {
-  Cursor r{nullptr, nullptr};
+  Cursor r{nullptr, nullptr, nullptr};
   if (!record(c, r)) return bad("an attribute list longer than its chunk"), false;
   const std::uint64_t length = static_cast<std::uint64_t>(r.end - r.p);
   const std::uint32_t n = r.u32();
@@ -376,10 +387,10 @@ bool Pass<kCall>::attribute_list(Cursor& c) {
   } while (0)
 
 template <bool kCall>
-Stop Pass<kCall>::event(std::uint8_t type, Cursor& c) {
+inline Stop Pass<kCall>::event(std::uint8_t type, Cursor& c) {
   std::uint64_t t = 0;
   if (!correct(raw_time_, t)) return bad("a clock correction out of range");
-  Cursor r{nullptr, nullptr};
+  Cursor r{nullptr, nullptr, nullptr};
   switch (type) {
     // Singleton records (OTF2_EvtReader.c, otf2_evt_reader_skip): no length, one compressed
     // value, and the chunk must go on after it (OTF2_Buffer_GuaranteeCompressed).

@@ -9,6 +9,10 @@
 //          message matching, collectives across ranks, the root causes' records and the what-if
 //          exchange between ranks, which the one-rank archive cannot reach.
 //
+// With the evt target, whenever the direct event decoder (io/otf2_event_decoder.hpp) takes the
+// input, libotf2's reading of it (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1) must give the same
+// events, error and record count; a difference is a finding.
+//
 // The contract under test (STYLE.md §5): whatever the bytes, io::read_definitions,
 // io::read_events, io::decode_events_only and the whole analysis (tools::run: preprocess,
 // forward and backward replay, root causes, what-if, reductions, the Cube report, the views)
@@ -195,6 +199,39 @@ void run_pipeline(const cpreplay::tools::Settings& settings) {
   cpreplay::tools::run(settings, world, nullptr);
 }
 
+/// Rank 0 read as the pipeline reads it: its trace and call tree, or the error's message.
+struct RankRead {
+  std::optional<cpreplay::LocalTrace> trace;
+  std::size_t paths = 0;
+  std::string error;
+};
+
+RankRead read_rank0(const std::string& anchor, const cpreplay::Definitions& defs) {
+  RankRead out;
+  try {
+    cpreplay::CallTree tree;
+    out.trace.emplace(cpreplay::io::read_events(anchor, defs, 0, tree));
+    out.paths = tree.size();
+  } catch (const cpreplay::Error& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+bool same(const RankRead& x, const RankRead& y) {
+  if (x.error != y.error || x.paths != y.paths || x.trace.has_value() != y.trace.has_value())
+    return false;
+  if (!x.trace) return true;
+  const cpreplay::LocalTrace &a = *x.trace, &b = *y.trace;
+  if (a.size() != b.size() || a.records != b.records || a.incomplete != b.incomplete ||
+      a.p2p.size() != b.p2p.size() || a.coll.size() != b.coll.size() ||
+      a.locks.size() != b.locks.size())
+    return false;
+  for (cpreplay::EventIdx e = 0; e < a.size(); ++e)
+    if (a.time[e] != b.time[e] || a.kind[e] != b.kind[e] || a.ref[e] != b.ref[e]) return false;
+  return true;
+}
+
 void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) std::abort();
@@ -305,13 +342,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (cpreplay::encode_definitions(cpreplay::decode_definitions(bytes)) != bytes) std::abort();
     defs = &*fresh;
   }
-  try {
-    cpreplay::CallTree tree;
-    const cpreplay::LocalTrace trace = cpreplay::io::read_events(a.anchor, *defs, 0, tree);
-    (void)trace;
-  } catch (const cpreplay::Error&) {
-    defs = nullptr;
+  const std::uint64_t direct_before = cpreplay::io::event_read_counts().direct;
+  const RankRead read = read_rank0(a.anchor, *defs);
+  // The direct decoder (io/otf2_event_decoder.hpp) must read what libotf2 reads: whenever it
+  // took the file, libotf2's reading of it must give the same events, error and count.
+  if (a.mode == Target::Events && cpreplay::io::event_read_counts().direct > direct_before) {
+    ::setenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS", "1", 1);
+    const RankRead library = read_rank0(a.anchor, *defs);
+    ::unsetenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
+    if (!same(read, library)) {
+      std::fprintf(stderr, "fuzz_trace: the direct decoder and libotf2 differ: \"%s\" vs \"%s\"\n",
+                   read.error.c_str(), library.error.c_str());
+      std::abort();
+    }
   }
+  if (!read.error.empty()) defs = nullptr;
   if (defs) {
     try {
       run_pipeline(settings);
