@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cpreplay::io {
@@ -53,10 +54,16 @@ class LocalEventDefinitions {
  public:
   /// Copies `map` (valid only during the callback). Types libotf2 ignores are ignored.
   void add_mapping(OTF2_MappingType type, const OTF2_IdMap* map);
+  /// A mapping table as (local, global) pairs, each local id once.
+  void add_pairs(OTF2_MappingType type,
+                 std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs);
   /// One ClockOffset record, in file order.
   void add_clock_offset(std::uint64_t time, std::int64_t offset);
 
   bool usable() const { return usable_; }
+  bool has_mapping(OTF2_MappingType type) const {
+    return type < OTF2_MAPPING_MAX && mapped_[type];
+  }
 
   /// libotf2's mapping: the global id of `local`, or `local` itself when the table (or the
   /// whole type) has no entry for it.
@@ -89,6 +96,13 @@ class LocalEventDefinitions {
   std::int64_t pending_offset_ = 0;
   bool usable_ = true;
 };
+
+/// Reads `path`, a location's local definitions written in chunks of `chunk_size` bytes, into
+/// `out` when it holds nothing but mapping tables and clock offsets that libotf2 would read
+/// without complaint (what Score-P writes); false otherwise, and then `out` is to be discarded
+/// and libotf2 to read the file (it would fail, or it holds records this reader leaves to it).
+bool read_local_definitions(const std::string& path, std::uint64_t chunk_size,
+                            LocalEventDefinitions& out);
 
 /// The outcome of decode_event_file.
 struct DecodeResult {

@@ -26,6 +26,8 @@ namespace {
 std::atomic<std::uint64_t> g_direct_reads{0};   // event files decoded by otf2_event_decoder
 std::atomic<std::uint64_t> g_library_reads{0};  // event files read by libotf2
 thread_local std::string g_last_declined;        // why the decoder last declined a file
+std::atomic<std::uint64_t> g_direct_defs{0};     // local definition files read directly
+std::atomic<std::uint64_t> g_library_defs{0};    // local definition files read by libotf2
 
 // OTF2 prints its own multi-line diagnostics to stderr; we report one line ourselves.
 OTF2_ErrorCode quiet_otf2_errors(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code,
@@ -912,30 +914,29 @@ OTF2_CallbackCode def_clock_offset(void* ud, OTF2_TimeStamp time, int64_t offset
   return OTF2_CALLBACK_SUCCESS;
 }
 
-/// The direct decoder reads the event files of POSIX archives whose anchor ends in ".otf2"
-/// (where rank_file names the file libotf2 opens), unless CPREPLAY_TEST_OTF2_LIBRARY_EVENTS
-/// asks for the library (tests compare the two).
+/// The direct decoder reads the files of archives whose anchor ends in ".otf2" (where
+/// rank_file names the files libotf2 opens), unless CPREPLAY_TEST_OTF2_LIBRARY_EVENTS asks for
+/// the library (tests compare the two).
 bool direct_decoding_allowed(const std::string& anchor) {
   const char* force = std::getenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
   if (force && *force && std::strcmp(force, "0") != 0) return false;
   return anchor.size() > 5 && anchor.compare(anchor.size() - 5, 5, ".otf2") == 0;
 }
 
-/// Runs the direct decoder with the callbacks read_location registers with libotf2.
-DecodeResult decode_directly(OTF2_Reader* r, const std::string& evt, OTF2_LocationRef loc,
-                             const LocalEventDefinitions& local, EventState& state) {
-  DecodeResult none;
+/// The direct decoder reads uncompressed POSIX archives only; their chunk sizes.
+bool plain_archive(OTF2_Reader* r, uint64_t& chunk_events, uint64_t& chunk_defs) {
   OTF2_FileSubstrate substrate = OTF2_SUBSTRATE_UNDEFINED;
   OTF2_Compression compression = OTF2_COMPRESSION_UNDEFINED;
-  uint64_t chunk_events = 0, chunk_defs = 0;
-  if (OTF2_Reader_GetFileSubstrate(r, &substrate) != OTF2_SUCCESS ||
-      substrate != OTF2_SUBSTRATE_POSIX ||
-      OTF2_Reader_GetCompression(r, &compression) != OTF2_SUCCESS ||
-      compression != OTF2_COMPRESSION_NONE ||
-      OTF2_Reader_GetChunkSize(r, &chunk_events, &chunk_defs) != OTF2_SUCCESS) {
-    none.not_taken = "not an uncompressed POSIX archive";
-    return none;
-  }
+  return OTF2_Reader_GetFileSubstrate(r, &substrate) == OTF2_SUCCESS &&
+         substrate == OTF2_SUBSTRATE_POSIX &&
+         OTF2_Reader_GetCompression(r, &compression) == OTF2_SUCCESS &&
+         compression == OTF2_COMPRESSION_NONE &&
+         OTF2_Reader_GetChunkSize(r, &chunk_events, &chunk_defs) == OTF2_SUCCESS;
+}
+
+/// Runs the direct decoder with the callbacks read_location registers with libotf2.
+DecodeResult decode_directly(const std::string& evt, uint64_t chunk_size, OTF2_LocationRef loc,
+                             const LocalEventDefinitions& local, EventState& state) {
   EventCallbacks c;
   c.enter = evt_enter;
   c.leave = evt_leave;
@@ -957,7 +958,7 @@ DecodeResult decode_directly(OTF2_Reader* r, const std::string& evt, OTF2_Locati
   c.thread_team_end = evt_team_end;
   c.thread_acquire_lock = evt_acquire_lock;
   c.thread_release_lock = evt_release_lock;
-  return decode_event_file(evt, chunk_events, loc, local, c, &state);
+  return decode_event_file(evt, chunk_size, loc, local, c, &state);
 }
 
 std::uint64_t read_location(const std::string& anchor, const Definitions& defs, Rank rank,
@@ -979,27 +980,43 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 
   // Local definitions carry the mapping tables and clock offsets OTF2 applies to the events
   // (Score-P writes one .def per location; a missing one only means neither). The direct
-  // decoder gets its own copy of both through the definition callbacks.
-  const bool direct = direct_decoding_allowed(anchor);
+  // decoder reads them itself when they hold nothing else; otherwise libotf2 reads them and
+  // hands the decoder a copy through the definition callbacks.
+  uint64_t chunk_events = 0, chunk_defs = 0;
+  const bool direct =
+      direct_decoding_allowed(anchor) && plain_archive(r, chunk_events, chunk_defs);
   LocalEventDefinitions local;
+  const std::string def = rank_file(anchor, loc, ".def");
   struct stat st {};
-  if (::stat(rank_file(anchor, loc, ".def").c_str(), &st) == 0) {
+  const bool have_def = ::stat(def.c_str(), &st) == 0;
+  bool library_has_defs = !have_def;
+  auto library_reads_defs = [&](LocalEventDefinitions* capture) {
     check(OTF2_Reader_OpenDefFiles(r), anchor, where + ": opening local definitions");
     if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, loc)) {
       std::unique_ptr<OTF2_DefReaderCallbacks, DefCallbacksDeleter> dcbs(
           OTF2_DefReaderCallbacks_New());
-      if (direct) {
+      if (capture) {
         OTF2_DefReaderCallbacks_SetMappingTableCallback(dcbs.get(), def_mapping_table);
         OTF2_DefReaderCallbacks_SetClockOffsetCallback(dcbs.get(), def_clock_offset);
-        check(OTF2_Reader_RegisterDefCallbacks(r, dr, dcbs.get(), &local), anchor,
+        check(OTF2_Reader_RegisterDefCallbacks(r, dr, dcbs.get(), capture), anchor,
               where + ": registering");
       }
       uint64_t n = 0;
       check(OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n), anchor,
-            where + ": reading local definitions " + rank_file(anchor, loc, ".def"));
+            where + ": reading local definitions " + def);
       OTF2_Reader_CloseDefReader(r, dr);
     }
     OTF2_Reader_CloseDefFiles(r);
+    library_has_defs = true;
+    ++g_library_defs;
+  };
+  if (have_def) {
+    if (direct && read_local_definitions(def, chunk_defs, local)) {
+      ++g_direct_defs;
+    } else {
+      local = LocalEventDefinitions();
+      library_reads_defs(direct ? &local : nullptr);
+    }
   }
 
   const std::string evt = rank_file(anchor, loc, ".evt");
@@ -1009,7 +1026,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
 
   if (direct) {
-    const DecodeResult d = decode_directly(r, evt, loc, local, state);
+    const DecodeResult d = decode_directly(evt, chunk_events, loc, local, state);
     if (d.taken) {
       ++g_direct_reads;
       if (state.error) std::rethrow_exception(state.error);
@@ -1021,6 +1038,8 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     }
     g_last_declined = evt + ": " + d.not_taken;
   }
+  // libotf2 applies the local definitions itself: it reads them if the decoder did.
+  if (!library_has_defs) library_reads_defs(nullptr);
   ++g_library_reads;
   check(OTF2_Reader_OpenEvtFiles(r), anchor, where + ": opening event files");
   // OTF2 reads the first chunk here: an empty or overwritten file fails before any event.
@@ -1075,7 +1094,8 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 }  // namespace
 
 EventReadCounts event_read_counts() {
-  return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined};
+  return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined,
+                         g_direct_defs.load(), g_library_defs.load()};
 }
 
 Definitions read_definitions(const std::string& anchor) {

@@ -45,12 +45,14 @@ LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs
                               bool partial = false);
 
 /// Event files read so far in this process: by the direct decoder (io/otf2_event_decoder.hpp)
-/// and by libotf2 (anything the decoder does not take, or CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1).
-/// For tests that must know which path read a file.
+/// and by libotf2 (anything the decoder does not take, or CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1);
+/// the same for local definition files. For tests that must know which path read a file.
 struct EventReadCounts {
   std::uint64_t direct = 0;
   std::uint64_t library = 0;
   std::string last_declined;  ///< why the decoder last left a file to libotf2 ("" if never)
+  std::uint64_t defs_direct = 0;   ///< local definition files (.def) read without libotf2
+  std::uint64_t defs_library = 0;  ///< local definition files read by libotf2
 };
 EventReadCounts event_read_counts();
 

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <otf2/otf2.h>
+
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,6 +50,7 @@ struct RankRead {
   std::string error;      ///< the TraceError's message, "" if none
   std::uint64_t direct = 0, library = 0;  ///< event files each path read
   std::string declined;                   ///< why the decoder last left a file to libotf2
+  std::uint64_t defs_direct = 0, defs_library = 0;  ///< local definition files each path read
 };
 
 RankRead read_rank(const std::string& anchor, const Definitions& defs, Rank rank, bool library,
@@ -69,6 +73,8 @@ RankRead read_rank(const std::string& anchor, const Definitions& defs, Rank rank
   out.direct = after.direct - before.direct;
   out.library = after.library - before.library;
   out.declined = after.last_declined;
+  out.defs_direct = after.defs_direct - before.defs_direct;
+  out.defs_library = after.defs_library - before.defs_library;
   return out;
 }
 
@@ -142,7 +148,7 @@ std::vector<std::string> shared_anchors() {
 TEST(Otf2EventDecoder, EveryLocationOfEverySharedTraceDecodesAsLibotf2DoesIt) {
   const std::vector<std::string> anchors = shared_anchors();
   if (anchors.empty()) GTEST_SKIP() << shared_dir().string() << " has no traces";
-  std::uint64_t events = 0, files = 0;
+  std::uint64_t events = 0, files = 0, def_files = 0;
   for (const std::string& anchor : anchors) {
     const Definitions defs = cpreplay::io::read_definitions(anchor);
     for (Rank r = 0; r < defs.ranks(); ++r) {
@@ -155,13 +161,18 @@ TEST(Otf2EventDecoder, EveryLocationOfEverySharedTraceDecodesAsLibotf2DoesIt) {
       EXPECT_EQ(direct.direct, library.library) << where;
       EXPECT_GE(direct.direct, 1u) << where;
       EXPECT_EQ(library.direct, 0u) << where;
+      // Their local definitions too (Score-P's mapping tables and clock offsets).
+      EXPECT_EQ(direct.defs_library, 0u) << where;
+      EXPECT_EQ(direct.defs_direct, library.defs_library) << where;
+      EXPECT_EQ(library.defs_direct, 0u) << where;
+      def_files += direct.defs_direct;
       expect_same(direct, library, where);
       for (const LocalTrace& t : direct.threads) events += t.size();
       files += direct.direct;
     }
   }
-  std::cout << anchors.size() << " traces, " << files << " event files, " << events
-            << " events compared\n";
+  std::cout << anchors.size() << " traces, " << files << " event files (" << def_files
+            << " with local definitions), " << events << " events compared\n";
   EXPECT_GT(events, 0u);
 }
 
@@ -274,6 +285,124 @@ TEST(Otf2EventDecoder, GarbageIsLeftToTheLibrary) {
     b[28] = 9;  // the ProgramBegin's record length byte... or its first field: either is damage
   });
   check_damage("all zero", [](std::vector<char>& b) { std::fill(b.begin(), b.end(), 0); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local definitions (<location>.def): mapping tables and clock offsets, written by hand.
+
+/// A compressed unsigned integer as OTF2 writes it: its length byte, then the bytes.
+std::vector<std::uint8_t> compressed(std::uint64_t v) {
+  std::vector<std::uint8_t> out{0};
+  while (v != 0) {
+    out.push_back(static_cast<std::uint8_t>(v & 0xff));
+    v >>= 8;
+    ++out[0];
+  }
+  return out;
+}
+
+void append(std::vector<std::uint8_t>& to, const std::vector<std::uint8_t>& bytes) {
+  to.insert(to.end(), bytes.begin(), bytes.end());
+}
+
+/// A record: its type, its one-byte length, its data.
+std::vector<std::uint8_t> def_record(std::uint8_t type, const std::vector<std::uint8_t>& data) {
+  std::vector<std::uint8_t> r{type, static_cast<std::uint8_t>(data.size())};
+  append(r, data);
+  return r;
+}
+
+/// MappingTable (sparse): the type, the pair count, the mode, the pairs.
+std::vector<std::uint8_t> mapping(OTF2_MappingType type,
+                                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& p) {
+  std::vector<std::uint8_t> data{type};
+  append(data, compressed(p.size()));
+  data.push_back(OTF2_ID_MAP_SPARSE);
+  for (const auto& [local, global] : p) {
+    append(data, compressed(local));
+    append(data, compressed(global));
+  }
+  return def_record(5, data);
+}
+
+/// ClockOffset: the time (raw), the offset (compressed int64), the deviation (a raw double).
+std::vector<std::uint8_t> clock_offset(std::uint64_t time, std::int64_t offset) {
+  std::vector<std::uint8_t> data(8);
+  std::memcpy(data.data(), &time, 8);
+  append(data, compressed(static_cast<std::uint64_t>(offset)));
+  data.resize(data.size() + 8, 0);
+  return def_record(6, data);
+}
+
+/// A local definition file: the chunk header, the records, end of file and of buffer.
+void write_def(const fs::path& path, const std::vector<std::vector<std::uint8_t>>& records) {
+  std::vector<std::uint8_t> bytes{3, 0x42, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (const auto& r : records) append(bytes, r);
+  append(bytes, {2, 1});
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+}
+
+/// Rank 0 of the test trace with `records` as its local definitions, read both ways.
+struct DefsCase {
+  RankRead direct, library;
+};
+
+DefsCase read_with_defs(const std::vector<std::vector<std::uint8_t>>& records) {
+  TempDir tmp;
+  write_trace(tmp.path());
+  write_def(tmp.path() / "traces/0.def", records);
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  return DefsCase{read_rank(anchor, defs, 0, false), read_rank(anchor, defs, 0, true)};
+}
+
+TEST(Otf2EventDecoder, MappingTablesAndClockOffsetsApplyAsLibotf2AppliesThem) {
+  // Regions 1 and 2 swapped (Enter and Leave alike), messages on communicator 0 stay (an entry
+  // for an unused id), and two intervals of clock offsets whose slopes round both ways.
+  const std::uint64_t t0 = cpreplay::testing::TraceWriter::to_ticks(0.0);
+  const std::uint64_t t1 = cpreplay::testing::TraceWriter::to_ticks(0.45);
+  const std::uint64_t t2 = cpreplay::testing::TraceWriter::to_ticks(0.9);
+  const DefsCase c = read_with_defs({mapping(OTF2_MAPPING_REGION, {{1, 2}, {2, 1}}),
+                                     mapping(OTF2_MAPPING_COMM, {{7, 9}}),
+                                     clock_offset(t0, 1000), clock_offset(t1, -2333),
+                                     clock_offset(t2, 5001)});
+  EXPECT_EQ(c.direct.defs_direct, 1u);
+  EXPECT_EQ(c.direct.direct, 1u);
+  EXPECT_EQ(c.library.defs_library, 1u);
+  EXPECT_EQ(c.direct.error, "");
+  expect_same(c.direct, c.library, "mapped and clock-corrected");
+  // The corrections moved the times: they differ from the file's own.
+  const DefsCase plain = read_with_defs({});
+  ASSERT_FALSE(plain.direct.threads.empty());
+  ASSERT_FALSE(c.direct.threads.empty());
+  EXPECT_NE(plain.direct.threads[0].time[1], c.direct.threads[0].time[1]);
+}
+
+TEST(Otf2EventDecoder, LocalDefinitionsItDoesNotReadGoToLibotf2) {
+  // A String record (type 10): libotf2 reads the file, the decoder still reads the events with
+  // the mapping the library hands over.
+  std::vector<std::uint8_t> str{0};  // string id 0 (compressed), then "x\0"
+  str.push_back('x');
+  str.push_back(0);
+  const DefsCase c =
+      read_with_defs({def_record(10, str), mapping(OTF2_MAPPING_REGION, {{1, 2}, {2, 1}})});
+  EXPECT_EQ(c.direct.defs_library, 1u);
+  EXPECT_EQ(c.direct.direct, 1u);
+  expect_same(c.direct, c.library, "a String record");
+}
+
+TEST(Otf2EventDecoder, LocalDefinitionsLibotf2RefusesKeepTheirError) {
+  // Two tables of one type, and two clock offsets at one time: libotf2's own error.
+  for (const auto& records :
+       {std::vector<std::vector<std::uint8_t>>{mapping(OTF2_MAPPING_REGION, {{1, 2}}),
+                                               mapping(OTF2_MAPPING_REGION, {{2, 1}})},
+        std::vector<std::vector<std::uint8_t>>{clock_offset(5, 0), clock_offset(5, 10)}}) {
+    const DefsCase c = read_with_defs(records);
+    EXPECT_EQ(c.direct.defs_direct, 0u);
+    EXPECT_NE(c.direct.error, "");
+    expect_same(c.direct, c.library, "refused local definitions");
+  }
 }
 
 }  // namespace
