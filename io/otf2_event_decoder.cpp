@@ -2,114 +2,20 @@
 // A direct decoder of OTF2 event files: see otf2_event_decoder.hpp. Where a fact about the
 // format comes from, the comment names the OTF2 3.x source (src/OTF2_Buffer.[ch],
 // src/otf2_events_int.h, src/OTF2_EvtReader.c and the generated OTF2_EvtReader_inc.c,
-// src/otf2_archive_location.c); none of their code is copied.
+// src/otf2_attribute_list.c, src/otf2_attribute_value_inc.c); none of their code is copied.
 #include "io/otf2_event_decoder.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <memory>
 
+#include "io/otf2_buffer.hpp"
+
 namespace cpreplay::io {
-
-// ---------------------------------------------------------------------------------------------
-// Local definitions
-
-std::uint64_t LocalEventDefinitions::map_sparse(const Table& t, std::uint64_t local) {
-  auto it = std::lower_bound(t.sparse.begin(), t.sparse.end(), local,
-                             [](const auto& pair, std::uint64_t id) { return pair.first < id; });
-  return it != t.sparse.end() && it->first == local ? it->second : local;
-}
-
-namespace {
-void collect_pair(std::uint64_t local, std::uint64_t global, void* ud) {
-  static_cast<std::vector<std::pair<std::uint64_t, std::uint64_t>>*>(ud)->emplace_back(local,
-                                                                                        global);
-}
-}  // namespace
-
-void LocalEventDefinitions::add_mapping(OTF2_MappingType type, const OTF2_IdMap* map) {
-  if (type >= OTF2_MAPPING_MAX) return;  // ignored by libotf2 too (see add_pairs)
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
-  if (map == nullptr || OTF2_IdMap_Traverse(map, &collect_pair, &pairs) != OTF2_SUCCESS) {
-    usable_ = false;
-    return;
-  }
-  // Every pair must be what the library's own look-up answers (a sparse table with a local id
-  // twice would not be): then "the pair's global id, else the local id" is exactly
-  // OTF2_IdMap_GetGlobalId as otf2_evt_reader_map uses it.
-  for (const auto& [local, global] : pairs) {
-    std::uint64_t found = 0;
-    if (OTF2_IdMap_GetGlobalIdSave(map, local, &found) != OTF2_SUCCESS || found != global) {
-      usable_ = false;
-      return;
-    }
-  }
-  add_pairs(type, std::move(pairs));
-}
-
-void LocalEventDefinitions::add_pairs(OTF2_MappingType type,
-                                      std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs) {
-  // otf2_archive_location_set_mapping_table: unknown types are ignored, a second table of one
-  // type is an error (the library's definition reading then fails before any event).
-  if (type >= OTF2_MAPPING_MAX) return;
-  if (mapped_[type]) {
-    usable_ = false;
-    return;
-  }
-  std::sort(pairs.begin(), pairs.end());
-  Table& t = tables_[type];
-  std::size_t i = 0;
-  while (i < pairs.size() && pairs[i].first == i) t.dense.push_back(pairs[i++].second);
-  t.sparse.assign(pairs.begin() + static_cast<std::ptrdiff_t>(i), pairs.end());
-  for (std::size_t k = 1; k < t.sparse.size(); ++k)
-    if (t.sparse[k].first == t.sparse[k - 1].first) usable_ = false;
-  mapped_[type] = true;
-}
-
-void LocalEventDefinitions::add_clock_offset(std::uint64_t time, std::int64_t offset) {
-  // otf2_archive_location_add_clock_offset: each offset after the first closes the interval
-  // the previous one opened (a lone or last offset opens one that is never used); the slope is
-  // the offsets' int64 difference over the times' uint64 difference, both as doubles.
-  if (have_pending_) {
-    std::int64_t rise = 0;
-    if (pending_time_ >= time || __builtin_sub_overflow(offset, pending_offset_, &rise)) {
-      usable_ = false;  // the library refuses equal times; an overflow we do not reproduce
-    } else {
-      Interval iv;
-      iv.begin = pending_time_;
-      iv.end = time;
-      iv.offset = pending_offset_;
-      iv.slope = static_cast<double>(rise) / static_cast<double>(time - pending_time_);
-      intervals_.push_back(iv);
-    }
-  }
-  have_pending_ = true;
-  pending_time_ = time;
-  pending_offset_ = offset;
-}
-
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// The format
-
-// OTF2_Buffer.h: the buffer's own record types, the endianness byte, the 18-byte chunk header
-// (type, endianness, first and last event number as raw uint64).
-constexpr std::uint8_t kEndOfChunk = 0;
-constexpr std::uint8_t kEndOfFile = 2;
-constexpr std::uint8_t kChunkHeader = 3;
-constexpr std::uint8_t kTimestamp = 5;  // followed by the time, a raw uint64
-constexpr std::uint8_t kAttributeList = 6;
-constexpr std::uint8_t kLittleEndian = 0x42;
-constexpr std::size_t kChunkHeaderSize = 18;
-// The decoder reads little-endian files on a little-endian host only.
-constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+using namespace otf2_buffer;
 
 // otf2_events_int.h: the event record types this decoder knows.
 enum : std::uint8_t {
@@ -137,95 +43,6 @@ enum : std::uint8_t {
   kProgramBegin = 83,
   kProgramEnd = 84,
 };
-
-// Reading. A chunk's bytes lie in a buffer followed by kSlack zero bytes. Values are read
-// without a bound check, and the position is checked against the chunk's end after each record
-// (or list element), before anything read is used: no record this decoder reads field by field
-// reaches further than 64 bytes past a position that was inside the chunk.
-constexpr std::size_t kSlack = 128;
-
-inline std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-/// OTF2_Buffer_ReadUint32/64: a length byte, 0 for the value 0, 0xff for the all-ones
-/// ("undefined") value, else that many little-endian bytes (at most kMax: 4 or 8; more sets
-/// `bad`). Returns the position after the value.
-template <unsigned kMax>
-inline const std::uint8_t* compressed(const std::uint8_t* p, std::uint64_t& v, bool& bad) {
-  const unsigned n = *p;
-  const std::uint64_t x = load64(p + 1);
-  if (n - 1u < kMax) {
-    v = n == 8 ? x : x & ((std::uint64_t{1} << (8 * n)) - 1);
-    return p + 1 + n;
-  }
-  v = n == 0 ? 0 : kMax == 4 ? UINT32_MAX : UINT64_MAX;
-  bad |= n != 0 && n != 0xff;
-  return p + 1;
-}
-
-inline const std::uint8_t* u32(const std::uint8_t* p, std::uint32_t& v, bool& bad) {
-  std::uint64_t x;
-  p = compressed<4>(p, x, bad);
-  v = static_cast<std::uint32_t>(x);
-  return p;
-}
-
-inline const std::uint8_t* u64(const std::uint8_t* p, std::uint64_t& v, bool& bad) {
-  return compressed<8>(p, v, bad);
-}
-
-/// The length of a record (OTF2_Buffer_GuaranteeRecord): one byte, or 0xff and a raw uint64.
-/// The record must end before the chunk does (libotf2 then sets the position to its end).
-/// Moves `p` to the record's data and sets `record_end`; false if it does not fit.
-inline bool record(const std::uint8_t*& p, const std::uint8_t* end,
-                   const std::uint8_t*& record_end) {
-  std::uint64_t len = *p++;
-  if (len == 0xff) {
-    len = load64(p);
-    p += 8;
-  }
-  if (p >= end || len >= static_cast<std::uint64_t>(end - p)) return false;
-  record_end = p + len;
-  return true;
-}
-
-class EventFile {
- public:
-  explicit EventFile(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    struct stat st {};
-    if (fd_ >= 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode))
-      size_ = static_cast<std::uint64_t>(st.st_size);
-  }
-  ~EventFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  EventFile(const EventFile&) = delete;
-  EventFile& operator=(const EventFile&) = delete;
-
-  std::uint64_t size() const { return size_; }
-  /// Reads `n` bytes at `offset` into `out`; false if the file is shorter or unreadable.
-  bool read(std::uint64_t offset, std::uint8_t* out, std::size_t n) const {
-    while (n > 0) {
-      const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return false;
-      out += got;
-      n -= static_cast<std::size_t>(got);
-      offset += static_cast<std::uint64_t>(got);
-    }
-    return true;
-  }
-
- private:
-  int fd_;
-  std::uint64_t size_ = 0;
-};
-
-
-enum class Stop { kNextChunk, kEndOfFile, kBad, kInterrupted };
 
 /// One pass over the chunks. kCall false: checks only; true: also calls back. Both passes run
 /// the same checks, so the second meets nothing the first did not accept.
@@ -631,101 +448,18 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
 
 /// Runs one pass over the whole file; `buf` holds a chunk and kSlack more bytes.
 template <bool kCall>
-Stop run(const EventFile& file, std::uint64_t chunk_size, std::uint8_t* buf, Pass<kCall>& pass) {
-  const std::uint64_t size = file.size();
-  for (std::uint64_t offset = 0;; offset += chunk_size) {
-    if (offset >= size) {
-      pass.why = "the file ends after an end-of-chunk record";
-      return Stop::kBad;
-    }
-    const auto n = static_cast<std::size_t>(std::min(chunk_size, size - offset));
-    if (!file.read(offset, buf, n)) {
-      pass.why = "a read error";
-      return Stop::kBad;
-    }
-    std::memset(buf + n, 0, kSlack);
-    const Stop s = pass.chunk(buf, buf + n);
-    if (s != Stop::kNextChunk) return s;
-  }
-}
-
-/// One chunk of a local definition file (OTF2_DefReader_inc.c, otf2_def_reader_read and the
-/// MappingTable and ClockOffset readers; otf2_id_map.c, otf2_id_map_read): a chunk header, then
-/// records with a length up to an end-of-chunk or end-of-file record, no timestamps.
-/// MappingTable: the OTF2_MappingType byte, the entry count (compressed uint64), the
-/// OTF2_IdMapMode byte, then the global ids (dense: local ids 0, 1, ...) or (local, global)
-/// pairs (sparse), all compressed uint64. ClockOffset: the time (raw uint64), the offset
-/// (compressed int64) and the standard deviation (a raw double). Anything else: false.
-Stop local_definitions_chunk(const std::uint8_t* p, const std::uint8_t* end,
-                             LocalEventDefinitions& out) {
-  if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize) || p[0] != kChunkHeader ||
-      p[1] != kLittleEndian)
-    return Stop::kBad;
-  p += kChunkHeaderSize;
-  for (;;) {
-    if (p >= end) return Stop::kBad;
-    const std::uint8_t type = *p++;
-    if (type == kEndOfChunk) return Stop::kNextChunk;
-    if (type == kEndOfFile) return Stop::kEndOfFile;
-    const std::uint8_t* r_end = nullptr;
-    if (!record(p, end, r_end)) return Stop::kBad;
-    const std::uint8_t* q = p;
-    p = r_end;
-    bool invalid = false;
-    if (type == 5) {  // OTF2_LOCAL_DEF_MAPPING_TABLE
-      const auto mapping = static_cast<OTF2_MappingType>(*q++);
-      std::uint64_t n = 0;
-      q = u64(q, n, invalid);
-      const std::uint8_t mode = *q++;
-      if (invalid || q > r_end || n > static_cast<std::uint64_t>(r_end - q) ||
-          (mode != OTF2_ID_MAP_DENSE && mode != OTF2_ID_MAP_SPARSE))
-        return Stop::kBad;
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
-      pairs.reserve(static_cast<std::size_t>(n));
-      for (std::uint64_t i = 0; i < n; ++i) {
-        std::uint64_t local = i, global = 0;
-        if (mode == OTF2_ID_MAP_SPARSE) q = u64(q, local, invalid);
-        q = u64(q, global, invalid);
-        // Sparse local ids in increasing order: the table libotf2 builds is then unambiguous.
-        if (invalid || q > r_end || (i > 0 && local <= pairs.back().first)) return Stop::kBad;
-        pairs.emplace_back(local, global);
-      }
-      if (mapping < OTF2_MAPPING_MAX && out.has_mapping(mapping)) return Stop::kBad;
-      out.add_pairs(mapping, std::move(pairs));
-    } else if (type == 6) {  // OTF2_LOCAL_DEF_CLOCK_OFFSET
-      if (r_end - q < 8) return Stop::kBad;
-      const std::uint64_t time = load64(q);
-      std::uint64_t offset = 0;
-      q = u64(q + 8, offset, invalid);
-      if (invalid || r_end - q < 8) return Stop::kBad;
-      out.add_clock_offset(time, static_cast<std::int64_t>(offset));
-    } else {
-      return Stop::kBad;
-    }
-    if (!out.usable()) return Stop::kBad;  // libotf2 would refuse it: let it say so
-  }
+Stop run(const ChunkedFile& file, std::uint64_t chunk_size, std::uint8_t* buf,
+         Pass<kCall>& pass) {
+  const char* why = nullptr;
+  const Stop s = for_each_chunk(file, chunk_size, buf, why,
+                                [&](const std::uint8_t* p, const std::uint8_t* end) {
+                                  return pass.chunk(p, end);
+                                });
+  if (why) pass.why = why;
+  return s;
 }
 
 }  // namespace
-
-bool read_local_definitions(const std::string& path, std::uint64_t chunk_size,
-                            LocalEventDefinitions& out) {
-  if (!kLittleEndianHost || chunk_size < OTF2_CHUNK_SIZE_MIN || chunk_size > OTF2_CHUNK_SIZE_MAX)
-    return false;
-  const EventFile file(path);
-  if (file.size() == 0) return false;
-  const auto bytes = static_cast<std::size_t>(std::min(chunk_size, file.size()));
-  const std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[bytes + kSlack]);
-  for (std::uint64_t offset = 0; offset < file.size(); offset += chunk_size) {
-    const auto n = static_cast<std::size_t>(std::min(chunk_size, file.size() - offset));
-    if (!file.read(offset, buf.get(), n)) return false;
-    std::memset(buf.get() + n, 0, kSlack);
-    const Stop s = local_definitions_chunk(buf.get(), buf.get() + n, out);
-    if (s == Stop::kEndOfFile) return true;
-    if (s != Stop::kNextChunk) return false;
-  }
-  return false;
-}
 
 DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size,
                                OTF2_LocationRef location, const LocalEventDefinitions& local,
@@ -743,7 +477,7 @@ DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size
     result.not_taken = "an event chunk size outside OTF2's range";
     return result;
   }
-  const EventFile file(path);
+  const ChunkedFile file(path);
   if (file.size() == 0) {
     result.not_taken = "an empty or unreadable file";
     return result;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// OTF2 reading: with otf2_event_decoder.cpp, the only code that includes <otf2/...>.
+// OTF2 reading: with io/otf2_event_decoder and io/otf2_local_definitions, the only code that
+// includes <otf2/...>.
 #include "io/otf2_reader.hpp"
 
 #include <otf2/otf2.h>
