@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -26,7 +27,8 @@ namespace {
 
 std::atomic<std::uint64_t> g_direct_reads{0};   // event files decoded by otf2_event_decoder
 std::atomic<std::uint64_t> g_library_reads{0};  // event files read by libotf2
-thread_local std::string g_last_declined;        // why the decoder last declined a file
+std::mutex g_declined_mutex;
+std::string g_last_declined;  // why the decoder last declined a file (under g_declined_mutex)
 std::atomic<std::uint64_t> g_direct_defs{0};     // local definition files read directly
 std::atomic<std::uint64_t> g_library_defs{0};    // local definition files read by libotf2
 
@@ -1037,6 +1039,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
       state.trace->records = std::max<std::uint64_t>(d.records, state.decoded);
       return state.decoded;
     }
+    const std::lock_guard<std::mutex> lock(g_declined_mutex);
     g_last_declined = evt + ": " + d.not_taken;
   }
   // libotf2 applies the local definitions itself: it reads them if the decoder did.
@@ -1095,6 +1098,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 }  // namespace
 
 EventReadCounts event_read_counts() {
+  const std::lock_guard<std::mutex> lock(g_declined_mutex);
   return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined,
                          g_direct_defs.load(), g_library_defs.load()};
 }

@@ -23,6 +23,7 @@
 // option and write its report and views; otherwise the target stops (it would test nothing).
 //
 // CPREPLAY_FUZZ_SEED_OUT=FILE writes the good file for the chosen target there (a seed).
+// CPREPLAY_FUZZ_STATS=1 prints at exit how many event files each reader took.
 // CPREPLAY_FUZZ_ARCHIVE_OUT=DIR writes the whole good archive there, to replay a finding with the
 // real tool: cp crash-... DIR/traces/0.evt && mpirun -np 1 cpreplay DIR/traces.otf2
 #include <mpi.h>
@@ -171,6 +172,14 @@ void write_archive(Target mode, const std::string& dir) {
   }
 }
 
+/// CPREPLAY_FUZZ_STATS=1: at exit, how many event files the direct decoder and libotf2 read.
+void print_read_counts() {
+  const cpreplay::io::EventReadCounts c = cpreplay::io::event_read_counts();
+  std::fprintf(stderr, "fuzz_trace: event files read directly %llu, by libotf2 %llu\n",
+               static_cast<unsigned long long>(c.direct),
+               static_cast<unsigned long long>(c.library));
+}
+
 void remove_archive() {
   if (!g_archive) return;
   std::error_code ec;
@@ -294,6 +303,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (!root) std::abort();
   a.root = root;
   std::atexit(remove_archive);
+  if (std::getenv("CPREPLAY_FUZZ_STATS")) std::atexit(print_read_counts);
   write_archive(a.mode, a.root + "/a");
   // Without the (empty) local definitions the reader skips them, and OTF2 does not allocate and
   // clear a definition chunk per input and rank (5 times more executions per second with the
