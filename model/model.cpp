@@ -272,14 +272,13 @@ std::size_t LocalTrace::bytes_used() const {
          coll.size() * sizeof(CollRecord) + locks.size() * sizeof(LockRecord);
 }
 
-CallpathId CallTree::find_or_add(CallpathId parent, RegionId region) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(parent.value) << 32) | region.value;
+std::uint32_t CallTree::lookup_or_add(std::uint64_t key, CallpathId parent, RegionId region) {
   // Looked up first: emplace would allocate a node per call (one per Enter event while reading).
-  if (const auto it = index_.find(key); it != index_.end()) return CallpathId{it->second};
+  if (const auto it = index_.find(key); it != index_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(nodes_.size());
   index_.emplace(key, id);
   nodes_.push_back(Node{region, parent});
-  return CallpathId{id};
+  return id;
 }
 
 std::vector<std::vector<std::uint32_t>> CallTree::children() const {

@@ -171,8 +171,13 @@ class TimeColumn {
   void push_back(Ticks t) {
     const auto e = static_cast<EventIdx>(size());
     if ((e & kBlockMask) == 0) base_.push_back(t);
-    off_.push_back(0);
-    store(e, t);
+    const Ticks b = base_.back();  // e's block's (store() for the newest event, in one append)
+    if (t >= b && t - b < kFar) {
+      off_.push_back(static_cast<std::uint32_t>(t - b));
+    } else {
+      off_.push_back(kFar);
+      far_[e] = t;
+    }
   }
   void set(EventIdx e, Ticks t) {
     if (off_[e] == kFar) far_.erase(e);
@@ -414,8 +419,14 @@ class CallTree {
     RegionId region;
     CallpathId parent;
   };
-  /// Returns the existing or a new call path for region below parent.
-  CallpathId find_or_add(CallpathId parent, RegionId region);
+  /// Returns the existing or a new call path for region below parent. Reading calls it at
+  /// every Enter: the last call path of each of kRecent slots answers before the map does.
+  CallpathId find_or_add(CallpathId parent, RegionId region) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent.value) << 32) | region.value;
+    Recent& r = recent_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kRecentBits)];
+    if (r.key != key) r = Recent{key, lookup_or_add(key, parent, region)};
+    return CallpathId{r.id};
+  }
   const Node& node(CallpathId id) const { return nodes_[id.value]; }
   std::size_t size() const { return nodes_.size(); }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -423,8 +434,16 @@ class CallTree {
   std::vector<std::vector<std::uint32_t>> children() const;
 
  private:
+  std::uint32_t lookup_or_add(std::uint64_t key, CallpathId parent, RegionId region);
   std::vector<Node> nodes_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;  // (parent<<32 | region) -> id
+  /// Recently found call paths by key (no key is all ones: a region id is below UINT32_MAX).
+  struct Recent {
+    std::uint64_t key = ~std::uint64_t{0};
+    std::uint32_t id = 0;
+  };
+  static constexpr unsigned kRecentBits = 6;
+  Recent recent_[std::size_t{1} << kRecentBits];
 };
 
 }  // namespace cpreplay

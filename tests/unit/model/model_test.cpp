@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -27,6 +28,34 @@ TEST(CallTree, SameRegionUnderDifferentParents_GivesDistinctPaths) {
   EXPECT_EQ(t.node(a_under_b).parent, b);
   const auto kids = t.children();
   EXPECT_EQ(kids[root.value], (std::vector<std::uint32_t>{a.value, b.value}));
+}
+
+// More (parent, region) pairs than the lookup keeps recent ones, looked up in random order
+// (slots shared and replaced): every answer is the call path its first lookup created, and
+// copies answer as the original does.
+TEST(CallTree, FindOrAdd_ManyPairsInAnyOrder_KeepTheirFirstIds) {
+  CallTree t;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> first;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint32_t parent = t.size() == 0 ? UINT32_MAX : rng() % t.size();
+    const std::uint32_t region = rng() % 40;
+    const CallpathId id = t.find_or_add(
+        parent == UINT32_MAX ? CallpathId{} : CallpathId{parent}, RegionId{region});
+    const auto [it, fresh] = first.emplace(std::make_pair(parent, region), id.value);
+    ASSERT_EQ(id.value, it->second) << "lookup " << i;
+    if (fresh) {
+      ASSERT_EQ(id.value + 1, t.size());
+    }
+  }
+  const CallTree copy = t;
+  CallTree again = copy;
+  for (const auto& [key, id] : first)
+    ASSERT_EQ(again.find_or_add(key.first == UINT32_MAX ? CallpathId{} : CallpathId{key.first},
+                                RegionId{key.second})
+                  .value,
+              id);
+  EXPECT_EQ(again.size(), t.size());
 }
 
 TEST(ClassifyMpiRegion, NamesAsScoutClassifiesThem) {
