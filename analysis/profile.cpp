@@ -182,39 +182,43 @@ void profile_pass(const Definitions& defs, const CallTree& tree, const LocalTrac
     if (m.io) sev.add(Metric::MpiIo, c, t);
   }
 
-  std::vector<std::uint32_t> open;  // call paths of the open regions
-  for (EventIdx i = 0; i < trace.size(); ++i) {
-    if (trace.kind[i] == EventKind::Enter) open.push_back(trace.ref[i]);
-    if (trace.kind[i] == EventKind::Leave) open.pop_back();
-    // A worker thread's team begin and end lie outside of any region.
-    if (!trace.is_enter_or_leave(i) && open.empty()) continue;
-    const std::uint32_t cp = trace.is_enter_or_leave(i) ? trace.ref[i] : open.back();
-    switch (trace.kind[i]) {
-      case EventKind::Enter:
-        sev.add(Metric::Visits, cp, 1.0);
-        break;
-      case EventKind::Send:
-      case EventKind::Isend: {
-        // Every send-type event counts, cancelled ones included (§6).
-        const std::uint64_t bytes = trace.bytes_of(i);
-        sev.add(bytes == 0 ? Metric::SyncsSend : Metric::CommsSend, cp, 1.0);
-        sev.add(Metric::BytesSent, cp, static_cast<double>(bytes));
-        break;
-      }
-      case EventKind::CollEnd: {
-        const std::uint64_t sent = trace.coll_sent(i), received = trace.coll_received(i);
-        const bool s = sent > 0, r = received > 0;
-        sev.add(s && r ? Metric::CommsCxch
-                       : s ? Metric::CommsCsrc : r ? Metric::CommsCdst : Metric::SyncsColl,
-                cp, 1.0);
-        sev.add(Metric::BytesCout, cp, static_cast<double>(sent));
-        sev.add(Metric::BytesCin, cp, static_cast<double>(received));
-        break;
-      }
-      default:
-        break;
+  // Visits are counted per call path and added once (integer counts: the same doubles as one
+  // 1.0 per Enter). Sends and collective ends credit their MPI call's call path (call_of: a read
+  // trace is properly nested); a worker thread's team begin and end lie outside of any region.
+  // Only those kinds are decoded: the others are passed a byte (two events) at a time.
+  const auto bit = [](EventKind k) { return 1u << static_cast<unsigned>(k); };
+  const KindColumn::KindSet counted = KindColumn::kind_set(
+      bit(EventKind::Enter) | bit(EventKind::Send) | bit(EventKind::Isend) |
+      bit(EventKind::CollEnd));
+  std::vector<std::uint64_t> visits(tree.size(), 0);
+  for (std::size_t at = trace.kind.next_of(0, counted); at < trace.size();
+       at = trace.kind.next_of(at + 1, counted)) {
+    const auto i = static_cast<EventIdx>(at);
+    const EventKind k = trace.kind[i];
+    if (k == EventKind::Enter) {
+      ++visits[trace.ref[i]];
+      continue;
+    }
+    const EventIdx call = trace.call_of(i);
+    if (call == kNoEvent) continue;
+    const std::uint32_t cp = trace.ref[call];
+    if (k == EventKind::CollEnd) {
+      const std::uint64_t sent = trace.coll_sent(i), received = trace.coll_received(i);
+      const bool s = sent > 0, r = received > 0;
+      sev.add(s && r ? Metric::CommsCxch
+                     : s ? Metric::CommsCsrc : r ? Metric::CommsCdst : Metric::SyncsColl,
+              cp, 1.0);
+      sev.add(Metric::BytesCout, cp, static_cast<double>(sent));
+      sev.add(Metric::BytesCin, cp, static_cast<double>(received));
+    } else {
+      // Every send-type event counts, cancelled ones included (§6).
+      const std::uint64_t bytes = trace.bytes_of(i);
+      sev.add(bytes == 0 ? Metric::SyncsSend : Metric::CommsSend, cp, 1.0);
+      sev.add(Metric::BytesSent, cp, static_cast<double>(bytes));
     }
   }
+  for (std::uint32_t c = 0; c < tree.size(); ++c)
+    if (visits[c] > 0) sev.add(Metric::Visits, c, static_cast<double>(visits[c]));
 }
 
 void drop_mpi_only_on_non_mpi(const Definitions& defs, const CallTree& tree, Severity& sev) {
