@@ -940,9 +940,9 @@ bool plain_archive(OTF2_Reader* r, uint64_t& chunk_events, uint64_t& chunk_defs)
          OTF2_Reader_GetChunkSize(r, &chunk_events, &chunk_defs) == OTF2_SUCCESS;
 }
 
-/// Runs the direct decoder with the callbacks read_location registers with libotf2.
-DecodeResult decode_directly(const std::string& evt, uint64_t chunk_size, OTF2_LocationRef loc,
-                             const LocalEventDefinitions& local, EventState& state) {
+/// The callbacks every event goes to, whichever reader decodes it: the direct decoder calls
+/// them, and read_location registers the same ones with libotf2 (with_library).
+EventCallbacks event_callbacks() {
   EventCallbacks c;
   c.enter = evt_enter;
   c.leave = evt_leave;
@@ -964,7 +964,31 @@ DecodeResult decode_directly(const std::string& evt, uint64_t chunk_size, OTF2_L
   c.thread_team_end = evt_team_end;
   c.thread_acquire_lock = evt_acquire_lock;
   c.thread_release_lock = evt_release_lock;
-  return decode_event_file(evt, chunk_size, loc, local, c, &state);
+  return c;
+}
+
+/// Registers `e` with libotf2's callbacks `c`.
+void with_library(const EventCallbacks& e, OTF2_EvtReaderCallbacks* c) {
+  OTF2_EvtReaderCallbacks_SetEnterCallback(c, e.enter);
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(c, e.leave);
+  OTF2_EvtReaderCallbacks_SetProgramBeginCallback(c, e.program_begin);
+  OTF2_EvtReaderCallbacks_SetProgramEndCallback(c, e.program_end);
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(c, e.mpi_send);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(c, e.mpi_isend);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(c, e.mpi_isend_complete);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(c, e.mpi_irecv_request);
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(c, e.mpi_recv);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(c, e.mpi_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(c, e.mpi_request_test);
+  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(c, e.mpi_request_cancelled);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(c, e.mpi_collective_begin);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(c, e.mpi_collective_end);
+  OTF2_EvtReaderCallbacks_SetThreadForkCallback(c, e.thread_fork);
+  OTF2_EvtReaderCallbacks_SetThreadJoinCallback(c, e.thread_join);
+  OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(c, e.thread_team_begin);
+  OTF2_EvtReaderCallbacks_SetThreadTeamEndCallback(c, e.thread_team_end);
+  OTF2_EvtReaderCallbacks_SetThreadAcquireLockCallback(c, e.thread_acquire_lock);
+  OTF2_EvtReaderCallbacks_SetThreadReleaseLockCallback(c, e.thread_release_lock);
 }
 
 std::uint64_t read_location(const std::string& anchor, const Definitions& defs, Rank rank,
@@ -1032,7 +1056,8 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
 
   if (direct) {
-    const DecodeResult d = decode_directly(evt, chunk_events, loc, local, state);
+    const DecodeResult d =
+        decode_event_file(evt, chunk_events, loc, local, event_callbacks(), &state);
     if (d.taken) {
       ++g_direct_reads;
       if (state.error) std::rethrow_exception(state.error);
@@ -1057,26 +1082,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 
   std::unique_ptr<OTF2_EvtReaderCallbacks, CallbacksDeleter> cbs(OTF2_EvtReaderCallbacks_New());
   auto* c = cbs.get();
-  OTF2_EvtReaderCallbacks_SetEnterCallback(c, evt_enter);
-  OTF2_EvtReaderCallbacks_SetLeaveCallback(c, evt_leave);
-  OTF2_EvtReaderCallbacks_SetProgramBeginCallback(c, evt_program_begin);
-  OTF2_EvtReaderCallbacks_SetProgramEndCallback(c, evt_program_end);
-  OTF2_EvtReaderCallbacks_SetMpiSendCallback(c, evt_send);
-  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(c, evt_isend);
-  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(c, evt_isend_complete);
-  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(c, evt_irecv_request);
-  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(c, evt_recv);
-  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(c, evt_irecv);
-  OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(c, evt_request_test);
-  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(c, evt_request_cancelled);
-  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(c, evt_coll_begin);
-  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(c, evt_coll_end);
-  OTF2_EvtReaderCallbacks_SetThreadForkCallback(c, evt_thread_fork);
-  OTF2_EvtReaderCallbacks_SetThreadJoinCallback(c, evt_thread_join);
-  OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(c, evt_team_begin);
-  OTF2_EvtReaderCallbacks_SetThreadTeamEndCallback(c, evt_team_end);
-  OTF2_EvtReaderCallbacks_SetThreadAcquireLockCallback(c, evt_acquire_lock);
-  OTF2_EvtReaderCallbacks_SetThreadReleaseLockCallback(c, evt_release_lock);
+  with_library(event_callbacks(), c);
   check(OTF2_Reader_RegisterEvtCallbacks(r, er, c, &state), anchor, where + ": registering");
 
   uint64_t n = 0;

@@ -21,6 +21,7 @@
 
 #include "cpreplay/error.hpp"
 #include "tests/support/cube_reader.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace {
 
@@ -32,28 +33,10 @@ using cpreplay::io::CubeReportDef;
 using cpreplay::io::CubeWriter;
 
 /// A fresh directory under the system temp dir, removed with its contents at scope exit.
-class TempDir {
+/// A scratch directory named after this test file.
+class TempDir : public cpreplay::testing::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cube_writer_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_))
-      names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  TempDir() : ScratchDir("cube_writer_test") {}
 };
 
 std::string slurp(const fs::path& path) {

@@ -19,6 +19,7 @@
 
 #include "cpreplay/error.hpp"
 #include "io/otf2_reader.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/trace_writer.hpp"
 
 namespace {
@@ -180,21 +181,10 @@ TEST(Otf2EventDecoder, EveryLocationOfEverySharedTraceDecodesAsLibotf2DoesIt) {
 // ---------------------------------------------------------------------------------------------
 // Damaged event files: the decoder declines them and libotf2's error is the message.
 
-class TempDir {
+/// A scratch directory named after this test file.
+class TempDir : public cpreplay::testing::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "otf2_decoder_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : ScratchDir("otf2_decoder_test") {}
 };
 
 /// A 2-rank trace with every kind of MPI event and a metric record on rank 0.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cpreplay/error.hpp"
+#include "tests/support/scratch_dir.hpp"
 #include "tests/support/trace_writer.hpp"
 
 namespace {
@@ -17,21 +18,10 @@ namespace fs = std::filesystem;
 using cpreplay::testing::CollOpT;
 using cpreplay::testing::TraceWriter;
 
-class TempDir {
+/// A scratch directory named after this test file.
+class TempDir : public cpreplay::testing::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "otf2_reader_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : ScratchDir("otf2_reader_test") {}
 };
 
 /// Reads rank 0 of `dir/traces.otf2` and returns the TraceError's message ("" if none).
