@@ -225,25 +225,18 @@ EventIdx LocalTrace::leave_of(EventIdx enter) const {
   const std::size_t after = enter < size() ? size() - enter - 1 : 0;  // events after the Enter
   const auto near_end = static_cast<EventIdx>(enter + 1 + std::min(after, kNear));
   int depth = 0;
-  EventIdx i = enter + 1;
-  for (; i < near_end; ++i) {
-    const EventKind k = kind[i];
-    if (k == EventKind::Enter) {
-      ++depth;
-    } else if (k == EventKind::Leave) {
-      if (depth == 0) return i;
-      --depth;
-    }
-  }
-  for (const CachedCall& c : cached_)
-    if (c.enter == enter && c.leave != kNoEvent) return c.leave;
-  for (; i < size(); ++i) {
+  for (EventIdx i = enter + 1; i < size(); ++i) {
+    const bool far = i >= near_end;
+    // Past a call's own events: a long region's Leave may be cached.
+    if (i == near_end)
+      for (const CachedCall& c : cached_)
+        if (c.enter == enter && c.leave != kNoEvent) return c.leave;
     const EventKind k = kind[i];
     if (k == EventKind::Enter) {
       ++depth;
     } else if (k == EventKind::Leave) {
       if (depth == 0) {
-        cache_slot(enter).leave = i;
+        if (far) cache_slot(enter).leave = i;
         return i;
       }
       --depth;
