@@ -113,6 +113,12 @@ WhatIfResult what_if_pass(const replay::World& world, const Definitions& defs,
   }
   request.clocks = clocks;
   result.clocks = clocks;
+  if (settings.profile != nullptr && settings.profile->size() == shard.size() && !defs.hybrid())
+    for (const CallpathTicks& t : *settings.profile) {
+      const bool whole = t.exclusive.size() == n && t.visits.size() == n;
+      request.profile_exclusive.push_back(whole ? t.exclusive.data() : nullptr);
+      request.profile_visits.push_back(whole ? t.visits.data() : nullptr);
+    }
   if (defs.hybrid()) {
     // The thread teams' barriers, recognised by name as the OpenMP pass does.
     request.barrier_paths.assign(n, 0);

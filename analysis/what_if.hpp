@@ -11,6 +11,7 @@
 
 #include "analysis/indicators.hpp"
 #include "analysis/metric_table.hpp"
+#include "analysis/profile.hpp"
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 #include "cpreplay/shard.hpp"
@@ -29,6 +30,9 @@ struct WhatIfSettings {
   bool partial = false;          ///< --partial: unmatched messages carry no constraint
   /// The forward replay's message matching, kept for the re-timing replay (taken over), or null.
   replay::RetimeMatches* matches = nullptr;
+  /// Pure-MPI traces: per held rank, the profile's ticks and visits of the same timestamps
+  /// (profile_pass), or null: the re-timing replay counts them itself.
+  const std::vector<CallpathTicks>* profile = nullptr;
 };
 
 /// What the replay found, identical on every rank. Seconds.

@@ -143,6 +143,9 @@ class RankRetimer {
   /// every rank's non-waiting time in the call path. First this rank's ticks and visits of the
   /// call paths to balance (integers: their sum over ranks does not depend on the order)...
   void plan_stats();
+  /// The same from the profile's ticks and visits (RetimeRequest::profile_exclusive): a pure-MPI
+  /// master's, without walking every event.
+  void plan_stats_from_profile(std::size_t m);
 
   /// ...then, with `global` (stats_ summed over all ranks), the changes.
   void plan_finish(const std::vector<std::int64_t>& global_stats);
@@ -562,6 +565,7 @@ class RankRetimer {
     std::int32_t zero_clock = -1, scale_clock = -1, balance_clock = -1, balance_slot = -1;
     double scale = 0.0;
   };
+  std::vector<std::uint32_t> parent_of_;  ///< backward: per call path, parent() (a table)
   std::vector<ChangeRange> chg_first_;
   std::vector<Mod> chg_;
   std::vector<int> slot_of_;                 ///< per call path: its balance slot, or -1
@@ -571,6 +575,8 @@ class RankRetimer {
   std::vector<TimeChange> sorted_changes_;   ///< planning: by call path, then clock
   std::vector<std::uint32_t> stat_of_;       ///< planning: per call path, its balance statistic
   std::vector<std::int64_t> stats_;          ///< planning: ticks, visits, 1 if run, per statistic
+  const std::int64_t* profile_exclusive_ = nullptr;  ///< RetimeRequest::profile_exclusive's, or null
+  const std::uint64_t* profile_visits_ = nullptr;
 
   // What the replay knows about events (bit per event, entries indexed by rank()).
   EventBits sent_;   ///< matched sends

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -59,6 +60,16 @@ class Retimer {
                  ? request.path_clock
                  : -1} {
     for (const LocalTrace& trace : shard.traces) ranks_.emplace_back(ctx_, trace);
+    // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_OWN_STATS counts the balance
+    // statistics by walking every event, as without the profile's ticks: the same values.
+    const bool own_stats = std::getenv("CPREPLAY_TEST_RETIME_OWN_STATS") != nullptr;
+    for (std::size_t i = 0; !own_stats && i < ranks_.size() &&
+                            i < request.profile_exclusive.size() &&
+                            i < request.profile_visits.size();
+         ++i) {
+      ranks_[i].profile_exclusive_ = request.profile_exclusive[i];
+      ranks_[i].profile_visits_ = request.profile_visits[i];
+    }
     // Hybrid traces: each held rank's worker threads, replayed beside their master.
     for (std::size_t i = 0; i < shard.workers.size() && i < ranks_.size(); ++i)
       for (const LocalTrace& thread : shard.workers[i]) {

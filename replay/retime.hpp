@@ -73,6 +73,12 @@ struct RetimeRequest {
   /// implicit; the analysis layer recognises them by name, as PEARL does). Their instances
   /// synchronize a thread team. Empty: no OpenMP barriers.
   std::vector<std::uint8_t> barrier_paths;
+  /// Pure-MPI traces: per held rank (Shard::traces order), per call path, the rank's exclusive
+  /// ticks and visits as the profile counted them from these very timestamps
+  /// (analysis::CallpathTicks): the balance statistics start from them instead of walking every
+  /// event again. Empty: the replay counts them itself (hybrid traces always do).
+  std::vector<const std::int64_t*> profile_exclusive;
+  std::vector<const std::uint64_t*> profile_visits;
 };
 
 struct RetimeResult {
@@ -124,7 +130,8 @@ struct RetimeResult {
 /// Throws ReplayError (after every rank finished the rounds) when clock 0 does not reproduce an
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
-/// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value).
+/// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value);
+/// CPREPLAY_TEST_RETIME_OWN_STATS ignores request.profile_exclusive (the same values).
 /// MPI: collective on world.
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const Shard& shard, const RetimeRequest& request);

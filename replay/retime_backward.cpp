@@ -14,6 +14,8 @@ namespace cpreplay::replay::detail::retiming {
 void RankRetimer::backward_begin() {
   slack_ticks_ = slack_ticks(req_.slack_limit);
   near_critical_.assign(tree_.size(), 0);
+  parent_of_.resize(tree_.size());
+  for (std::uint32_t c = 0; c < tree_.size(); ++c) parent_of_[c] = parent(c);
   if (!team_.empty()) gates_backward_begin();
   // Hosts answer at once where no binding member covers a source.
   for (auto& [key, h] : hosted_)
@@ -91,10 +93,47 @@ bool RankRetimer::backward_step(Part& g) {
     g.cp = path_before(e, k, g.cp);
   };
   for (;;) {
+    // A master's stretch of Enters and Leaves that nobody waits at, that complete nothing and
+    // are no collective's begin: only their activities (steps (1) and (2) below have nothing
+    // to do). The slack L - t is the same along it (both move back by each activity), so
+    // whether its activities are near-critical is decided once; the call path before an
+    // Enter is its parent's, before a Leave the region's own.
+    if (!threads_ && g.waits.empty()) {
+      const EventIdx low = g.start;  // the stretch stays above the part's first event
+      const auto plain = [&](EventIdx x, EventKind kx) {
+        return (kx == EventKind::Enter || kx == EventKind::Leave) && x > low &&
+               !sync_.test(x) && !(g.cc < ncolls && colls_[g.cc].begin == x);
+      };
+      if (plain(e, k)) {
+        const bool near = g.L - t <= slack;
+        std::uint32_t cp = g.cp;
+        Clk L = g.L;
+        do {
+          const Clk before = T(e - 1);
+          const Clk own = t - before;
+          if (near && cp != UINT32_MAX) near_critical_[cp] += own;
+          L -= own;
+          while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+          --e;
+          t = before;
+          k = trace_.kind[e];
+          if (k == EventKind::Enter) {
+            cp = parent_of_[trace_.ref[e]];
+          } else if (k == EventKind::Leave) {
+            cp = trace_.ref[e];
+          } else {
+            cp = path_before(e, k, cp);
+          }
+        } while (plain(e, k));
+        g.e = e;
+        g.L = L;
+        g.cp = cp;
+        moved = true;
+        continue;
+      }
+    }
     const std::uint32_t link = link_of(e);
-    // An Enter or Leave that nobody waits at, that completes nothing and is no collective's
-    // begin or OpenMP synchronization: only its activity (steps (1) and (2) below have
-    // nothing to do).
+    // The same on a rank with threads, one event at a time.
     if ((k == EventKind::Enter || k == EventKind::Leave) && e > 0 && e != g.start &&
         link == kNoLink && g.waits.empty() && !sync_.test(e) &&
         !(g.cc < ncolls && colls_[g.cc].begin == e)) {

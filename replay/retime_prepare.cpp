@@ -31,6 +31,10 @@ void RankRetimer::plan_stats() {
       stat_of_[c.callpath] = static_cast<std::uint32_t>(m++);
   stats_.assign(3 * m, 0);
   if (m == 0) return;
+  if (!threads_ && thread_ == 0 && profile_exclusive_ != nullptr && profile_visits_ != nullptr) {
+    plan_stats_from_profile(m);
+    return;
+  }
   struct Open {
     std::uint32_t cp;
     EventIdx enter;
@@ -73,6 +77,45 @@ void RankRetimer::plan_stats() {
     }
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
+}
+
+void RankRetimer::plan_stats_from_profile(std::size_t m) {
+  // The profile's ticks are the activities' times by innermost open region, as the walk in
+  // plan_stats sums them; the non-waiting time is that less what each synchronization waits
+  // (busy: its completion time instead of the whole activity).
+  for (std::uint32_t cp = 0; cp < tree_.size(); ++cp) {
+    const std::uint32_t i = stat_of_[cp];
+    if (i == UINT32_MAX) continue;
+    stats_[i] = profile_exclusive_[cp];
+    stats_[m + i] = static_cast<std::int64_t>(profile_visits_[cp]);
+  }
+  // (The first event's activity is empty and outside every region, as in the walk.)
+  for (EventIdx e = sync_.next(1); e != kNoEvent && e < trace_.size(); e = sync_.next(e + 1)) {
+    const std::uint32_t cp = activity_path(e);
+    if (cp == UINT32_MAX || stat_of_[cp] == UINT32_MAX) continue;
+    const Clk d = T(e) - T(e - 1);
+    stats_[stat_of_[cp]] += busy(e, d) - d;
+  }
+  for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
+  // The regions open where each part starts (for part_visits): a stack of the Enters.
+  const std::size_t nparts = part_count();
+  std::vector<EventIdx> open;
+  EventIdx e = 0;
+  for (std::size_t s = 1; s < nparts; ++s) {
+    const EventIdx x = part_start(s);
+    if (x >= trace_.size()) break;
+    for (; e < x; ++e) {
+      const EventKind k = trace_.kind[e];
+      if (k == EventKind::Enter) {
+        open.push_back(e);
+      } else if (k == EventKind::Leave && !open.empty()) {
+        open.pop_back();
+      }
+    }
+    for (const EventIdx enter : open)
+      if (stat_of_[trace_.ref[enter]] != UINT32_MAX)
+        part_open_.emplace_back(static_cast<std::uint32_t>(s), enter);
+  }
 }
 
 void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {

@@ -232,8 +232,13 @@ class Pipeline {
                                       views ? &omp_waits_[i] : nullptr, &worker_tail_[i]);
       }
     } else {
+      // What-if's balance statistics start from the profile's ticks, while the timestamps are
+      // the same (--time-correct changes them later).
+      const bool keep = !settings_.no_what_if && !settings_.time_correct;
+      if (keep) profile_ticks_.resize(shard_.size());
       for (std::size_t i = 0; i < shard_.size(); ++i)
-        analysis::profile_pass(defs_, tree_, shard_.traces[i], sev_[i]);
+        analysis::profile_pass(defs_, tree_, shard_.traces[i], sev_[i], nullptr, true,
+                               keep ? &profile_ticks_[i] : nullptr);
     }
     phase_end(std::to_string(tree_.size()) + " call paths");
   }
@@ -372,6 +377,7 @@ class Pipeline {
     });
     what_if_ran_ = true;
     retime_matches_.reset();
+    std::vector<analysis::CallpathTicks>().swap(profile_ticks_);
     release_free_memory();
     std::string detail = std::to_string(what_if_.clocks) + " clocks, " +
                          std::to_string(what_if_.parts) + " parts, " +
@@ -513,6 +519,7 @@ class Pipeline {
     w.window = settings_.window;
     w.partial = settings_.partial;
     w.matches = retime_matches_.get();
+    if (!profile_ticks_.empty()) w.profile = &profile_ticks_;
     return w;
   }
 
@@ -632,6 +639,9 @@ class Pipeline {
   /// The forward replay's matching as the what-if phase needs it, or null (--no-what-if; with
   /// --partial or --time-correct the what-if phase matches the messages itself).
   std::unique_ptr<replay::RetimeMatches> retime_matches_;
+  /// Pure-MPI traces, what-if on, no clock correction: per held rank the profile's ticks and
+  /// visits, from the preprocessing to the what-if phase (its balance statistics).
+  std::vector<analysis::CallpathTicks> profile_ticks_;
   Definitions defs_;
   /// The trace ranks this process analyzes and their events.
   Shard shard_;

@@ -205,6 +205,50 @@ TEST(MetricTree, SumChildren_ParentsHoldTheirFullAmount) {
   EXPECT_DOUBLE_EQ(sev.at(Metric::Bytes, 1), 105.0);
 }
 
+// The ticks the what-if replay's balance statistics start from: each activity (the time
+// between two events) to the innermost open region, whatever the events in between; a region
+// open at the end up to the last event (the seconds leave it out); visits per Enter.
+// prog [0, ...): main [1, ...): work [2,5] (a send at 3), work [6,8], MPI_Send [9,10], then
+// work entered at 11 and open when the trace ends at 14 (a send at 12).
+// main: (1,2] + (5,6] + (8,9] + (10,11] = 4; work: 3 + 2 + (11,14] = 8; MPI_Send 1; prog
+// (0,1] = 1; the events before prog's Enter and after nothing: none.
+TEST(Profile, ExclusiveTicks_ActivitiesByInnermostOpenRegion_OpenRegionUpToTheEnd) {
+  Builder b;
+  b.enter(0, "prog");
+  b.enter(1, "main");
+  b.enter(2, "work");
+  b.send(3, 8);
+  b.leave(5);
+  b.enter(6, "work");
+  b.leave(8);
+  b.enter(9, "MPI_Send");
+  b.leave(10);
+  b.enter(11, "work");
+  b.send(12, 8);
+  b.send(14, 8);
+  Severity sev(b.tree_.size());
+  CallpathTicks ticks;
+  profile_pass(b.defs_, b.tree_, b.trace_, sev, nullptr, true, &ticks);
+  const std::uint32_t prog = b.path({"prog"}), main = b.path({"prog", "main"}),
+                      work = b.path({"prog", "main", "work"}),
+                      send = b.path({"prog", "main", "MPI_Send"});
+  ASSERT_EQ(ticks.exclusive.size(), b.tree_.size());
+  ASSERT_EQ(ticks.visits.size(), b.tree_.size());
+  EXPECT_EQ(ticks.exclusive[prog], 1);
+  EXPECT_EQ(ticks.exclusive[main], 4);
+  EXPECT_EQ(ticks.exclusive[work], 8);
+  EXPECT_EQ(ticks.exclusive[send], 1);
+  EXPECT_EQ(ticks.visits[prog], 1u);
+  EXPECT_EQ(ticks.visits[main], 1u);
+  EXPECT_EQ(ticks.visits[work], 3u);
+  EXPECT_EQ(ticks.visits[send], 1u);
+  // The seconds are as without the ticks: closed visits only (work's two, 3 + 2 s).
+  Severity plain(b.tree_.size());
+  profile_pass(b.defs_, b.tree_, b.trace_, plain);
+  EXPECT_EQ(sev.at(Metric::Time, work), plain.at(Metric::Time, work));
+  EXPECT_DOUBLE_EQ(plain.at(Metric::Time, work), 5.0);
+}
+
 TEST(MetricTable, ParentsPrecedeChildrenAndNamesAreUnique) {
   const auto& table = metric_table();
   ASSERT_EQ(table.size(), kMetricCount);
