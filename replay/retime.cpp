@@ -60,10 +60,7 @@ class Retimer {
                  ? request.path_clock
                  : -1} {
     for (const LocalTrace& trace : shard.traces) ranks_.emplace_back(ctx_, trace);
-    // Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_OWN_STATS counts the balance
-    // statistics by walking every event, as without the profile's ticks: the same values.
-    const bool own_stats = std::getenv("CPREPLAY_TEST_RETIME_OWN_STATS") != nullptr;
-    for (std::size_t i = 0; !own_stats && i < ranks_.size() &&
+    for (std::size_t i = 0; !unshared_ && i < ranks_.size() &&
                             i < request.profile_exclusive.size() &&
                             i < request.profile_visits.size();
          ++i) {
@@ -139,18 +136,27 @@ class Retimer {
       throw ReplayError(defs_.anchor_path + ": more communicators than the what-if replay "
                                             "handles (2^24)");
     for (RankRetimer* r : locs_) r->prepare_begin();
-    for (RankRetimer& r : ranks_) r.infos_.reserve(r.trace_.coll.size() + 2);  // + Init, Finalize
     if (defs_.hybrid())
       for (RankRetimer& r : ranks_)
         if (r.team_.empty()) r.index_openmp_events();
-    // (1) Collective rules and the cut candidates.
-    const TimingSink sink = [&](std::size_t i, const CollInstance* inst, const CollTiming* timing,
-                                std::size_t count) {
-      RankRetimer& r = ranks_[i];
-      for (std::size_t j = 0; j < count; ++j) r.infos_.push_back(r.classify(inst[j], timing[j]));
-    };
-    std::vector<CollectiveTable> tables =
-        reduce_collectives(world_, defs_, shard_, req_.window, req_.tolerate_unmatched, sink);
+    // (1) Collective rules and the cut candidates: the forward replay's, where it kept them
+    // (the same reduction of the same timestamps), else reduced here.
+    std::vector<CollectiveTable> tables;
+    if (!unshared_ && req_.matches != nullptr && req_.matches->collective_tables() != nullptr &&
+        req_.matches->collective_tables()->size() == ranks_.size()) {
+      tables = *req_.matches->collective_tables();
+      for (std::size_t i = 0; i < ranks_.size(); ++i)
+        ranks_[i].infos_ = std::move(req_.matches->recorder(i).rules);
+    } else {
+      for (RankRetimer& r : ranks_) r.infos_.reserve(r.trace_.coll.size() + 2);  // + Init, Finalize
+      const TimingSink sink = [&](std::size_t i, const CollInstance* inst,
+                                  const CollTiming* timing, std::size_t count) {
+        RankRetimer& r = ranks_[i];
+        for (std::size_t j = 0; j < count; ++j) r.infos_.push_back(r.classify(inst[j], timing[j]));
+      };
+      tables =
+          reduce_collectives(world_, defs_, shard_, req_.window, req_.tolerate_unmatched, sink);
+    }
     int complete = 1;
     for (std::size_t i = 0; i < ranks_.size(); ++i)
       if (!ranks_[i].prepare_candidates(std::move(tables[i]))) complete = 0;
@@ -489,6 +495,10 @@ class Retimer {
   const Definitions& defs_;
   const Shard& shard_;
   const RetimeRequest& req_;
+  /// Test hook (tests/e2e/what_if_test.cpp): CPREPLAY_TEST_RETIME_UNSHARED counts the balance
+  /// statistics and reduces the collective timings here, as without the profile's ticks and
+  /// the forward replay's rules: the same values.
+  const bool unshared_ = std::getenv("CPREPLAY_TEST_RETIME_UNSHARED") != nullptr;
   const std::uint32_t S_;
   Context ctx_;
   std::deque<RankRetimer> ranks_;  ///< one per held rank (its master thread), in rank order
@@ -509,6 +519,11 @@ MessageSink* RetimeMatches::sink(std::size_t i) { return recorders_[i].get(); }
 
 void RetimeMatches::resolve_peers() {
   for (auto& r : recorders_) r->resolve_peers();
+}
+
+void RetimeMatches::collectives(std::size_t i, const CollInstance* instances,
+                                const CollTiming* timings, std::size_t n) {
+  recorders_[i]->collectives(instances, timings, n);
 }
 
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,

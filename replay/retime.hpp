@@ -11,6 +11,7 @@
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
 #include "cpreplay/shard.hpp"
+#include "replay/collectives.hpp"
 #include "replay/messages.hpp"
 #include "replay/world.hpp"
 
@@ -37,8 +38,19 @@ class RetimeMatches {
   /// replay needs nothing of those records (LocalTrace::release_messages).
   void resolve_peers();
 
+  /// The forward replay's collective timings of the i-th held rank (a TimingSink beside the
+  /// wait-state pass's), kept as the re-timing replay's rules...
+  void collectives(std::size_t i, const CollInstance* instances, const CollTiming* timings,
+                   std::size_t n);
+  /// ...once all came, with the instance tables that reduction returned (reduce_collectives;
+  /// they must outlive the re-timing replay): it then takes both instead of reducing the
+  /// timings again.
+  void collectives_done(const std::vector<CollectiveTable>* tables) { tables_ = tables; }
+  const std::vector<CollectiveTable>* collective_tables() const { return tables_; }
+
  private:
   std::vector<std::unique_ptr<detail::retiming::MatchRecorder>> recorders_;
+  const std::vector<CollectiveTable>* tables_ = nullptr;
 };
 
 /// How one scenario changes the exclusive time of one call path (the activities whose innermost
@@ -131,7 +143,8 @@ struct RetimeResult {
 /// event's time. Test hook: CPREPLAY_TEST_RETIME_NUDGE=R:E moves event E of rank R by one tick
 /// in clock 0 (tests/e2e/what_if_test.cpp shows the check catches it);
 /// CPREPLAY_TEST_RETIME_NO_CUTS replays the run as one part (the parts must not change a value);
-/// CPREPLAY_TEST_RETIME_OWN_STATS ignores request.profile_exclusive (the same values).
+/// CPREPLAY_TEST_RETIME_UNSHARED ignores request.profile_exclusive and the forward replay's
+/// collective rules (the same values).
 /// MPI: collective on world.
 RetimeResult retime(const World& world, const Definitions& defs, const CallTree& tree,
                     const Shard& shard, const RetimeRequest& request);

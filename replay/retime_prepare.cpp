@@ -265,6 +265,13 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   late_before.reserve(sends);
 }
 
+void MatchRecorder::collectives(const CollInstance* inst, const CollTiming* timing,
+                                std::size_t n) {
+  if (rules.empty()) rules.reserve(trace_.coll.size() + 2);  // + Init, Finalize
+  for (std::size_t j = 0; j < n; ++j)
+    rules.push_back(classify_instance(defs_, trace_, inst[j], timing[j]));
+}
+
 void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
   for (std::size_t i = 0; i < n; ++i) {
     recvd.set(m[i].event);
@@ -607,32 +614,48 @@ bool RankRetimer::world_like(std::uint32_t c) const {
   return true;
 }
 
-std::uint32_t RankRetimer::local_rank(std::uint32_t comm) const {
-  if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(me_);
-  const Communicator& c = defs_.comms[comm];
+namespace {
+
+/// Rank `me`'s rank in communicator `comm` (the pseudo communicator of MPI_Init/Finalize: its
+/// world rank).
+std::uint32_t local_rank_in(const Definitions& defs, std::uint32_t comm, Rank me) {
+  if (comm == defs.comms.size()) return static_cast<std::uint32_t>(me);
+  const Communicator& c = defs.comms[comm];
   if (c.is_self) return 0;
   for (std::size_t i = 0; i < c.members.size(); ++i)
-    if (c.members[i] == me_) return static_cast<std::uint32_t>(i);
+    if (c.members[i] == me) return static_cast<std::uint32_t>(i);
   return 0;
 }
 
+}  // namespace
+
+std::uint32_t RankRetimer::local_rank(std::uint32_t comm) const {
+  return local_rank_in(defs_, comm, me_);
+}
+
 InstanceInfo RankRetimer::classify(const CollInstance& inst, const CollTiming& t) const {
+  return classify_instance(defs_, trace_, inst, t);
+}
+
+InstanceInfo classify_instance(const Definitions& defs, const LocalTrace& trace,
+                               const CollInstance& inst, const CollTiming& t) {
+  const Rank me = trace.rank;
   InstanceInfo info;
   CollEntry& c = info.entry;
   c.begin = inst.begin;
   c.end = inst.end;
   c.comm = inst.comm;
   c.k = inst.index;
-  c.local = local_rank(inst.comm);
+  c.local = local_rank_in(defs, inst.comm, me);
   info.latest_begin = t.latest_begin;
-  if (!analyzed(defs_, trace_, inst) || t.comm_size <= 1) return info;
+  if (!analyzed(defs, trace, inst) || t.comm_size <= 1) return info;
   std::uint64_t sent = 0, received = 0;
-  if (trace_.kind[inst.end] == EventKind::CollEnd) {
-    sent = trace_.coll_sent(inst.end);
-    received = trace_.coll_received(inst.end);
+  if (trace.kind[inst.end] == EventKind::CollEnd) {
+    sent = trace.coll_sent(inst.end);
+    received = trace.coll_received(inst.end);
   }
   const bool payload = sent > 0 || received > 0;
-  const Ticks b = trace_.time[inst.begin];
+  const Ticks b = trace.time[inst.begin];
   switch (inst.kind) {
     case CollKind::Barrier: case CollKind::Init: case CollKind::Finalize:
       c.type = Bind::All;
@@ -645,19 +668,19 @@ InstanceInfo RankRetimer::classify(const CollInstance& inst, const CollTiming& t
       } else if (t.has_sender) {
         c.type = Bind::Senders;
         c.binds = payload &&
-                  (t.latest_sender == me_ || (received > 0 && b < t.latest_sender_begin));
+                  (t.latest_sender == me || (received > 0 && b < t.latest_sender_begin));
       }
       break;
     case CollKind::OneToN:
       if (t.root_sent > 0) {
         c.type = Bind::Root;
-        c.binds = me_ != t.root && received > 0;
+        c.binds = me != t.root && received > 0;
       }
       break;
     case CollKind::NToOne:
       if (t.root_received > 0 && t.has_sender) {
         c.type = Bind::Senders;
-        c.binds = me_ == t.root;
+        c.binds = me == t.root;
       }
       break;
     case CollKind::Scan:
@@ -679,7 +702,7 @@ InstanceInfo RankRetimer::classify(const CollInstance& inst, const CollTiming& t
   switch (c.type) {
     case Bind::All: c.source = c.up = true; break;
     case Bind::Senders: case Bind::Scan: c.source = sent > 0; c.up = true; break;
-    case Bind::Root: c.source = c.up = me_ == t.root; break;
+    case Bind::Root: c.source = c.up = me == t.root; break;
     default: break;
   }
   // A cut: everybody waits for the latest begin, right after its own begin (the part after

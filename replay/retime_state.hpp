@@ -16,6 +16,7 @@
 
 #include "cpreplay/definitions.hpp"
 #include "cpreplay/events.hpp"
+#include "replay/collectives.hpp"
 #include "replay/messages.hpp"
 #include "replay/retime.hpp"
 
@@ -331,6 +332,11 @@ struct InstanceInfo {
   bool reset_ok = false;  ///< this rank allows a cut here
 };
 
+/// The instance's binding rule on rank trace.rank (the wait-state pass's rules, decided on the
+/// original run; the re-timed run recomputes only the times).
+InstanceInfo classify_instance(const Definitions& defs, const LocalTrace& trace,
+                               const CollInstance& inst, const CollTiming& t);
+
 /// 12 B, not 16: one per receive and binding synchronization, all held until the end of the
 /// preparation (the what-if phase's peak); x86-64 reads the unaligned time as fast.
 #pragma pack(push, 4)
@@ -483,6 +489,11 @@ class MatchRecorder final : public MessageSink {
   std::vector<std::int32_t> late_before;
   std::vector<LateEntry> late;
   NearTimes ready_times;
+  /// The forward replay's collective timings as rules (collectives), in the order they came:
+  /// the what-if phase takes them instead of reducing the timings again
+  /// (RetimeMatches::collectives_done).
+  std::vector<InstanceInfo> rules;
+  void collectives(const CollInstance* inst, const CollTiming* timing, std::size_t n);
 
  private:
   /// Late Receiver (scalasca-metrics.md §5.3): a synchronous send's completion waits for the

@@ -467,14 +467,19 @@ class Pipeline {
   void reduce_collectives(
       std::vector<std::unique_ptr<analysis::WaitStatePass>>* passes = nullptr) {
     replay::TimingSink sink;
+    // The what-if phase's re-timing replay keeps the timings as its rules (RetimeMatches).
+    replay::RetimeMatches* retime = passes != nullptr ? retime_matches_.get() : nullptr;
     if (passes)
-      sink = [passes](std::size_t i, const replay::CollInstance* instances,
-                      const replay::CollTiming* timings,
-                      std::size_t n) { (*passes)[i]->collectives(instances, timings, n); };
+      sink = [passes, retime](std::size_t i, const replay::CollInstance* instances,
+                              const replay::CollTiming* timings, std::size_t n) {
+        (*passes)[i]->collectives(instances, timings, n);
+        if (retime != nullptr) retime->collectives(i, instances, timings, n);
+      };
     world_.agree([&] {
       collectives_ = replay::reduce_collectives(world_, defs_, shard_, settings_.window,
                                                 settings_.partial, sink);
     });
+    if (retime != nullptr) retime->collectives_done(&collectives_);
     release_free_memory();
   }
 

@@ -468,10 +468,11 @@ TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
 }
 
 // The balance statistics (every rank's non-waiting time and visits per call path) start from the
-// profile's ticks on pure-MPI traces; counted by walking every event (a test hook) they give the
-// same values, to the bit: the barrier loop, and the mktrace halo exchange, whose waits make the
-// non-waiting time differ from the time.
-TEST(WhatIf, BalanceStatistics_FromTheProfileSameAsWalked) {
+// profile's ticks on pure-MPI traces, and the collectives' rules are the forward replay's; counted
+// by walking every event and reduced again (a test hook) they give the same values, to the bit:
+// the barrier loop, and the mktrace halo exchange, whose waits make the non-waiting time differ
+// from the time.
+TEST(WhatIf, SharedInputs_ProfileTicksAndForwardRulesSameAsOwn) {
   auto compare = [](const Analysis& a, const Analysis& b, const std::string& name) {
     const Json& x = a.json["what_if"];
     const Json& y = b.json["what_if"];
@@ -489,9 +490,9 @@ TEST(WhatIf, BalanceStatistics_FromTheProfileSameAsWalked) {
     const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
     TempDir profiled, walked;
     const Analysis a = analyze(barrier_loop(work), profiled, {"--what-if", "work=0.3"});
-    ::setenv("CPREPLAY_TEST_RETIME_OWN_STATS", "1", 1);
+    ::setenv("CPREPLAY_TEST_RETIME_UNSHARED", "1", 1);
     const Analysis b = analyze(barrier_loop(work), walked, {"--what-if", "work=0.3"});
-    ::unsetenv("CPREPLAY_TEST_RETIME_OWN_STATS");
+    ::unsetenv("CPREPLAY_TEST_RETIME_UNSHARED");
     compare(a, b, "barrier loop");
     // Balancing work gains here (its visits differ): the statistics are not trivial.
     bool gains = false;
@@ -514,9 +515,9 @@ TEST(WhatIf, BalanceStatistics_FromTheProfileSameAsWalked) {
     };
     const Analysis a = run("profiled", 4);
     const Analysis c = run("profiled3", 3);
-    ::setenv("CPREPLAY_TEST_RETIME_OWN_STATS", "1", 1);
+    ::setenv("CPREPLAY_TEST_RETIME_UNSHARED", "1", 1);
     const Analysis b = run("walked", 4);
-    ::unsetenv("CPREPLAY_TEST_RETIME_OWN_STATS");
+    ::unsetenv("CPREPLAY_TEST_RETIME_UNSHARED");
     compare(a, b, "nonblocking");
     compare(c, b, "nonblocking, 3 processes");
   }
