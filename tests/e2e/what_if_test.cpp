@@ -420,22 +420,37 @@ TEST(WhatIf, Window_ResultsDoNotDependOnIt) {
   EXPECT_TRUE(a.cube.values.at("near_critical_path") == b.cube.values.at("near_critical_path"));
 }
 
+/// Every what-if value of two runs of one trace is the same, to the bit.
+void expect_same_what_if(const Analysis& a, const Analysis& b, const std::string& name) {
+  const Json& x = a.json["what_if"];
+  const Json& y = b.json["what_if"];
+  EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number) << name;
+  ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size()) << name;
+  ASSERT_GT(x["callpaths"].array.size(), 1u) << name;
+  for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
+    for (const char* key :
+         {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
+      EXPECT_EQ(x["callpaths"].array[i][key].number, y["callpaths"].array[i][key].number)
+          << name << " " << x["callpaths"].array[i]["path"].string << " " << key;
+  EXPECT_EQ(scenario_runtime(a), scenario_runtime(b)) << name;
+}
+
+/// The mktrace halo exchange in `dir` (written by the caller) analyzed with a scenario at
+/// `processes`, its report and JSON named after `name`.
+Analysis run_halo_exchange(const TempDir& dir, const std::string& name, int processes = 4) {
+  Analysis a;
+  a.run = run_cpreplay(processes, {"-o", dir / (name + ".cubex"), "--json",
+                                   dir / (name + ".json"), "--what-if", "interior=0.5",
+                                   dir / "t/traces.otf2"});
+  EXPECT_EQ(a.run.exit_code, 0) << a.run.err;
+  a.json = read_json_file(dir / (name + ".json"));
+  return a;
+}
+
 // Cutting the run into parts at its collectives on all ranks is exact: replayed as one part (a
 // test hook), every value is the same, to the bit. The barrier loop has 8 cuts; the mktrace
 // halo exchange (Isend/Irecv/Waitall in a ring, an MPI_Allreduce per iteration) 12.
 TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
-  auto compare = [](const Analysis& a, const Analysis& b, const std::string& name) {
-    const Json& x = a.json["what_if"];
-    const Json& y = b.json["what_if"];
-    EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number) << name;
-    ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size()) << name;
-    for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
-      for (const char* key :
-           {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
-        EXPECT_EQ(x["callpaths"].array[i][key].number, y["callpaths"].array[i][key].number)
-            << name << " " << x["callpaths"].array[i]["path"].string << " " << key;
-    EXPECT_EQ(scenario_runtime(a), scenario_runtime(b)) << name;
-  };
   const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
   {
     TempDir cut, whole;
@@ -443,27 +458,19 @@ TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
     ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
     const Analysis b = analyze(barrier_loop(work), whole, {"--what-if", "work=0.3"});
     ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
-    compare(a, b, "barrier loop");
+    expect_same_what_if(a, b, "barrier loop");
   }
   {
     TempDir dir;
     ASSERT_EQ(run_mktrace({"nonblocking", dir / "t", "--ranks", "4", "--iters", "12"}).exit_code,
               0);
-    auto run = [&](const std::string& name) {
-      Analysis a;
-      a.run = run_cpreplay(4, {"-o", dir / (name + ".cubex"), "--json", dir / (name + ".json"),
-                               "--what-if", "interior=0.5", dir / "t/traces.otf2"});
-      EXPECT_EQ(a.run.exit_code, 0) << a.run.err;
-      a.json = read_json_file(dir / (name + ".json"));
-      return a;
-    };
-    const Analysis a = run("cut");
+    const Analysis a = run_halo_exchange(dir, "cut");
     ::setenv("CPREPLAY_TEST_RETIME_NO_CUTS", "1", 1);
-    const Analysis b = run("whole");
+    const Analysis b = run_halo_exchange(dir, "whole");
     ::unsetenv("CPREPLAY_TEST_RETIME_NO_CUTS");
     EXPECT_NE(a.run.err.find("13 parts"), std::string::npos) << a.run.err;
     EXPECT_NE(b.run.err.find("1 parts"), std::string::npos) << b.run.err;
-    compare(a, b, "nonblocking");
+    expect_same_what_if(a, b, "nonblocking");
   }
 }
 
@@ -473,19 +480,6 @@ TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
 // the barrier loop, and the mktrace halo exchange, whose waits make the non-waiting time differ
 // from the time.
 TEST(WhatIf, SharedInputs_ProfileTicksAndForwardRulesSameAsOwn) {
-  auto compare = [](const Analysis& a, const Analysis& b, const std::string& name) {
-    const Json& x = a.json["what_if"];
-    const Json& y = b.json["what_if"];
-    EXPECT_EQ(x["runtime_s"].number, y["runtime_s"].number) << name;
-    ASSERT_EQ(x["callpaths"].array.size(), y["callpaths"].array.size()) << name;
-    ASSERT_GT(x["callpaths"].array.size(), 1u) << name;
-    for (std::size_t i = 0; i < x["callpaths"].array.size(); ++i)
-      for (const char* key :
-           {"zeroing_gain_s", "balance_gain_s", "rebalance_gain_s", "near_critical_s"})
-        EXPECT_EQ(x["callpaths"].array[i][key].number, y["callpaths"].array[i][key].number)
-            << name << " " << x["callpaths"].array[i]["path"].string << " " << key;
-    EXPECT_EQ(scenario_runtime(a), scenario_runtime(b)) << name;
-  };
   {
     const auto work = [](int r, int i) { return 1.0 + 0.1 * ((r * 3 + i) % 4); };
     TempDir profiled, walked;
@@ -493,7 +487,7 @@ TEST(WhatIf, SharedInputs_ProfileTicksAndForwardRulesSameAsOwn) {
     ::setenv("CPREPLAY_TEST_RETIME_UNSHARED", "1", 1);
     const Analysis b = analyze(barrier_loop(work), walked, {"--what-if", "work=0.3"});
     ::unsetenv("CPREPLAY_TEST_RETIME_UNSHARED");
-    compare(a, b, "barrier loop");
+    expect_same_what_if(a, b, "barrier loop");
     // Balancing work gains here (its visits differ): the statistics are not trivial.
     bool gains = false;
     for (const Json& p : a.json["what_if"]["callpaths"].array)
@@ -504,22 +498,13 @@ TEST(WhatIf, SharedInputs_ProfileTicksAndForwardRulesSameAsOwn) {
     TempDir dir;
     ASSERT_EQ(run_mktrace({"nonblocking", dir / "t", "--ranks", "4", "--iters", "12"}).exit_code,
               0);
-    auto run = [&](const std::string& name, int processes) {
-      Analysis a;
-      a.run = run_cpreplay(processes, {"-o", dir / (name + ".cubex"), "--json",
-                                       dir / (name + ".json"), "--what-if", "interior=0.5",
-                                       dir / "t/traces.otf2"});
-      EXPECT_EQ(a.run.exit_code, 0) << a.run.err;
-      a.json = read_json_file(dir / (name + ".json"));
-      return a;
-    };
-    const Analysis a = run("profiled", 4);
-    const Analysis c = run("profiled3", 3);
+    const Analysis a = run_halo_exchange(dir, "profiled");
+    const Analysis c = run_halo_exchange(dir, "profiled3", 3);
     ::setenv("CPREPLAY_TEST_RETIME_UNSHARED", "1", 1);
-    const Analysis b = run("walked", 4);
+    const Analysis b = run_halo_exchange(dir, "walked");
     ::unsetenv("CPREPLAY_TEST_RETIME_UNSHARED");
-    compare(a, b, "nonblocking");
-    compare(c, b, "nonblocking, 3 processes");
+    expect_same_what_if(a, b, "nonblocking");
+    expect_same_what_if(c, b, "nonblocking, 3 processes");
   }
 }
 
