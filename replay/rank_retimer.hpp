@@ -575,7 +575,8 @@ class RankRetimer {
   std::vector<TimeChange> sorted_changes_;   ///< planning: by call path, then clock
   std::vector<std::uint32_t> stat_of_;       ///< planning: per call path, its balance statistic
   std::vector<std::int64_t> stats_;          ///< planning: ticks, visits, 1 if run, per statistic
-  const std::int64_t* profile_exclusive_ = nullptr;  ///< RetimeRequest::profile_exclusive's, or null
+  /// RetimeRequest::profile_exclusive's and profile_visits' row of this rank, or null.
+  const std::int64_t* profile_exclusive_ = nullptr;
   const std::uint64_t* profile_visits_ = nullptr;
 
   // What the replay knows about events (bit per event, entries indexed by rank()).
