@@ -2,7 +2,6 @@
 // Time, visits, the MPI time breakdown and the partner-free counters.
 #include "analysis/profile.hpp"
 
-
 #include <regex>
 #include <string>
 #include <unordered_set>
@@ -128,48 +127,37 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
                                    const LocalTrace& trace, std::vector<std::int64_t>* ticks) {
   const Clock& clock = defs.clock;
   std::vector<double> excl(tree.size(), 0.0);
-  std::vector<Ticks> entered;  // Enter times of the open regions
-  if (ticks == nullptr) {
-    for (EventIdx i = 0; i < trace.size(); ++i) {
-      if (trace.kind[i] == EventKind::Enter) entered.push_back(trace.time[i]);
-      if (trace.kind[i] != EventKind::Leave) continue;
-      const double d = clock.span(entered.back(), trace.time[i]);
-      entered.pop_back();
-      const std::uint32_t cp = trace.ref[i];
-      excl[cp] += d;
-      // A worker thread's outermost region hangs below the master's call path at the fork,
-      // which the worker never entered: nothing to take it from.
-      const CallpathId parent = tree.node(CallpathId{cp}).parent;
-      if (parent.valid() && !entered.empty()) excl[parent.value] -= d;
-    }
-    return excl;
-  }
-  // The same, and the ticks: a visit's span goes to its call path and out of the region open
-  // around it (integers, exact in any order).
-  ticks->assign(tree.size(), 0);
-  std::vector<std::uint32_t> open;  // call paths of the open regions
+  std::vector<Ticks> entered;       // Enter times of the open regions
+  std::vector<std::uint32_t> open;  // their call paths (for the ticks)
+  if (ticks != nullptr) ticks->assign(tree.size(), 0);
   for (EventIdx i = 0; i < trace.size(); ++i) {
     const EventKind k = trace.kind[i];
     if (k == EventKind::Enter) {
       entered.push_back(trace.time[i]);
-      open.push_back(trace.ref[i]);
+      if (ticks != nullptr) open.push_back(trace.ref[i]);
       continue;
     }
     if (k != EventKind::Leave) continue;
     const Ticks t = trace.time[i];
     const double d = clock.span(entered.back(), t);
-    const auto span = static_cast<std::int64_t>(t - entered.back());
-    entered.pop_back();
-    open.pop_back();
     const std::uint32_t cp = trace.ref[i];
+    if (ticks != nullptr) {
+      // A visit's span goes to its call path and out of the region open around it (integers,
+      // exact in any order).
+      const auto span = static_cast<std::int64_t>(t - entered.back());
+      open.pop_back();
+      (*ticks)[cp] += span;
+      if (!open.empty()) (*ticks)[open.back()] -= span;
+    }
+    entered.pop_back();
     excl[cp] += d;
-    (*ticks)[cp] += span;
-    if (!open.empty()) (*ticks)[open.back()] -= span;
+    // A worker thread's outermost region hangs below the master's call path at the fork,
+    // which the worker never entered: nothing to take it from.
     const CallpathId parent = tree.node(CallpathId{cp}).parent;
     if (parent.valid() && !entered.empty()) excl[parent.value] -= d;
   }
-  // Regions open at the end: up to the last event (the seconds leave them out, as before).
-  if (!open.empty()) {
+  // Regions open at the end count in the ticks up to the last event (the seconds leave them out).
+  if (ticks != nullptr && !open.empty()) {
     const Ticks last = trace.time[static_cast<EventIdx>(trace.size() - 1)];
     for (std::size_t j = open.size(); j-- > 0;) {
       const auto span = static_cast<std::int64_t>(last - entered[j]);

@@ -232,8 +232,6 @@ class RankRetimer {
 
   bool world_like(std::uint32_t c) const;
 
-  std::uint32_t local_rank(std::uint32_t comm) const;
-
   Rank world_of(std::uint32_t comm, std::uint32_t local) const {
     if (comm == defs_.comms.size()) return static_cast<Rank>(local);
     return defs_.comms[comm].world_rank(local, me_);
@@ -243,10 +241,6 @@ class RankRetimer {
     if (comm == defs_.comms.size()) return static_cast<std::uint32_t>(defs_.ranks());
     return defs_.comms[comm].size();
   }
-
-  /// The instance's binding rule on this rank (the wait-state pass's rules, decided on the
-  /// original run; the re-timed run recomputes only the times).
-  InstanceInfo classify(const CollInstance& inst, const CollTiming& t) const;
 
   // ---- OpenMP (hybrid traces): a rank's threads synchronize in memory ------------------------
   // A master replays its rank's worker threads (team_) beside it, part by part. Their OpenMP

@@ -152,7 +152,8 @@ class Retimer {
       const TimingSink sink = [&](std::size_t i, const CollInstance* inst,
                                   const CollTiming* timing, std::size_t count) {
         RankRetimer& r = ranks_[i];
-        for (std::size_t j = 0; j < count; ++j) r.infos_.push_back(r.classify(inst[j], timing[j]));
+        for (std::size_t j = 0; j < count; ++j)
+          r.infos_.push_back(classify_instance(defs_, r.trace_, inst[j], timing[j]));
       };
       tables =
           reduce_collectives(world_, defs_, shard_, req_.window, req_.tolerate_unmatched, sink);

@@ -93,60 +93,39 @@ bool RankRetimer::backward_step(Part& g) {
     g.cp = path_before(e, k, g.cp);
   };
   for (;;) {
-    // A master's stretch of Enters and Leaves that nobody waits at, that complete nothing and
-    // are no collective's begin: only their activities (steps (1) and (2) below have nothing
-    // to do). The slack L - t is the same along it (both move back by each activity), so
-    // whether its activities are near-critical is decided once; the call path before an
-    // Enter is its parent's, before a Leave the region's own.
-    if (!threads_ && g.waits.empty()) {
-      const EventIdx low = g.start;  // the stretch stays above the part's first event
-      const auto plain = [&](EventIdx x, EventKind kx) {
-        return (kx == EventKind::Enter || kx == EventKind::Leave) && x > low &&
-               !sync_.test(x) && !(g.cc < ncolls && colls_[g.cc].begin == x);
-      };
-      if (plain(e, k)) {
-        const bool near = g.L - t <= slack;
-        std::uint32_t cp = g.cp;
-        Clk L = g.L;
-        do {
-          const Clk before = T(e - 1);
-          const Clk own = t - before;
-          if (near && cp != UINT32_MAX) near_critical_[cp] += own;
-          L -= own;
-          while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
-          --e;
-          t = before;
-          k = trace_.kind[e];
-          if (k == EventKind::Enter) {
-            cp = parent_of_[trace_.ref[e]];
-          } else if (k == EventKind::Leave) {
-            cp = trace_.ref[e];
-          } else {
-            cp = path_before(e, k, cp);
-          }
-        } while (plain(e, k));
-        g.e = e;
-        g.L = L;
-        g.cp = cp;
-        moved = true;
-        continue;
-      }
-    }
-    const std::uint32_t link = link_of(e);
-    // The same on a rank with threads, one event at a time.
-    if ((k == EventKind::Enter || k == EventKind::Leave) && e > 0 && e != g.start &&
-        link == kNoLink && g.waits.empty() && !sync_.test(e) &&
-        !(g.cc < ncolls && colls_[g.cc].begin == e)) {
-      const Clk before = T(e - 1);
-      const Clk own = t - before;
-      if (g.cp != UINT32_MAX && g.L - t <= slack)
-        near_critical_[g.cp] += own;
-      g.L -= own;
-      while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+    // A stretch of Enters and Leaves that nobody waits at, that complete nothing and are no
+    // collective's begin or OpenMP synchronization: only their activities (steps (1) and (2)
+    // below have nothing to do). The slack L - t is the same along it (both move back by each
+    // activity), so whether its activities are near-critical is decided once.
+    const auto plain = [&](EventIdx x, EventKind kx) {
+      return (kx == EventKind::Enter || kx == EventKind::Leave) && x > g.start &&
+             link_of(x) == kNoLink && !sync_.test(x) &&
+             !(g.cc < ncolls && colls_[g.cc].begin == x);
+    };
+    if (g.waits.empty() && plain(e, k)) {
+      const bool near = g.L - t <= slack;
+      std::uint32_t cp = g.cp;
+      Clk L = g.L;
+      do {
+        const Clk before = T(e - 1);
+        const Clk own = t - before;
+        if (near && cp != UINT32_MAX) near_critical_[cp] += own;
+        L -= own;
+        while (g.cc > 0 && colls_[g.cc - 1].end >= e) --g.cc;
+        --e;
+        t = before;
+        k = trace_.kind[e];
+        // The call path before a master's Enter is its parent's (a table, not the tree).
+        cp = thread_ == 0 && k == EventKind::Enter ? parent_of_[trace_.ref[e]]
+                                                   : path_before(e, k, cp);
+      } while (plain(e, k));
+      g.e = e;
+      g.L = L;
+      g.cp = cp;
       moved = true;
-      step_back(before);
       continue;
     }
+    const std::uint32_t link = link_of(e);
     // The collective whose begin e may be: the first entry ending after e.
     const CollEntry* begin_of = g.cc < ncolls && colls_[g.cc].begin == e &&
                                         colls_[g.cc].source && colls_[g.cc].type != Bind::Reset

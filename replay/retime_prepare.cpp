@@ -629,14 +629,6 @@ std::uint32_t local_rank_in(const Definitions& defs, std::uint32_t comm, Rank me
 
 }  // namespace
 
-std::uint32_t RankRetimer::local_rank(std::uint32_t comm) const {
-  return local_rank_in(defs_, comm, me_);
-}
-
-InstanceInfo RankRetimer::classify(const CollInstance& inst, const CollTiming& t) const {
-  return classify_instance(defs_, trace_, inst, t);
-}
-
 InstanceInfo classify_instance(const Definitions& defs, const LocalTrace& trace,
                                const CollInstance& inst, const CollTiming& t) {
   const Rank me = trace.rank;
