@@ -78,7 +78,9 @@ printf '%-8s %-8s %10s %16s %16s %12s %12s %10s\n' trace what-if events "load ev
 for kind in hybrid mpi; do
   for wi in off on; do
     while read -r e l a b z w; do
-      [ -n "$e" ] && printf '%-8s %-8s %10s %16s %16s %12s %12s %10s\n' "$kind" "$wi" "$e" "$l" "$a" "$b" "$z" "$w"
+      if [ -n "$e" ]; then
+        printf '%-8s %-8s %10s %16s %16s %12s %12s %10s\n' "$kind" "$wi" "$e" "$l" "$a" "$b" "$z" "$w"
+      fi
     done <<< "${rows[$kind-$wi]}"
   done
 done
