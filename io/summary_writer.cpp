@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -71,7 +72,8 @@ class ShownPaths {
   const std::string& operator()(const std::string& path, std::size_t width) const {
     auto& texts = by_width_[width];
     if (texts.empty()) {
-      const std::vector<std::string> shortened = shorten_callpaths(paths_, width);
+      if (!set_) set_ = std::make_unique<CallpathSet>(paths_);  // split once for every width
+      const std::vector<std::string> shortened = set_->shorten(width);
       for (std::size_t i = 0; i < paths_.size(); ++i) texts[paths_[i]] = shortened[i];
     }
     auto it = texts.find(path);
@@ -84,6 +86,7 @@ class ShownPaths {
     if (seen_.insert(path).second) paths_.push_back(path);
   }
   std::vector<std::string> paths_;
+  mutable std::unique_ptr<CallpathSet> set_;  ///< of paths_, once the constructor added all
   std::set<std::string> seen_;
   mutable std::map<std::size_t, std::map<std::string, std::string>> by_width_;
 };

@@ -61,4 +61,16 @@ std::string shorten_callpath(const std::string& path, std::size_t width, std::si
 std::vector<std::string> shorten_callpaths(const std::vector<std::string>& paths,
                                            std::size_t width);
 
+/// shorten_callpaths for one set of call paths at several widths: the paths are split once.
+/// Keeps a reference to `paths`, which must outlive it. MPI: local.
+class CallpathSet {
+ public:
+  explicit CallpathSet(const std::vector<std::string>& paths);
+  std::vector<std::string> shorten(std::size_t width) const;
+
+ private:
+  const std::vector<std::string>& paths_;
+  std::vector<std::vector<std::string>> comps_;  ///< each path's components, no program root
+};
+
 }  // namespace cpreplay

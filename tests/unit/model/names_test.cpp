@@ -136,6 +136,27 @@ TEST(ShortenCallpaths, StdMapInternals_ShowTheAncestorThatDiffers) {
   EXPECT_EQ(shown[1], ".../...::lower_bound(...)/.../...::_M_valptr() const");  // 31 > 29
 }
 
+// One set at several widths (the summary's tables): split once, each width as shorten_callpaths
+// gives it alone; groups of paths that read the same, found by their texts' hashes, keep equal
+// paths equal and tell different ones apart.
+TEST(CallpathSet, SeveralWidths_AsShortenCallpathsOneAtATime) {
+  const std::vector<std::string> paths = {
+      "lulesh2.0/main/CalcForceForNodes(Domain&)/!$omp parallel @lulesh.cc:282",
+      "lulesh2.0/main/CalcQForElems(Domain&)/!$omp parallel @lulesh.cc:282",
+      "lulesh2.0/main/CalcForceForNodes(Domain&)/!$omp parallel @lulesh.cc:282",
+      "lulesh2.0/main/MPI_Allreduce"};
+  const CallpathSet set(paths);
+  const std::vector<std::string> at29 = set.shorten(29);
+  EXPECT_EQ(at29, (std::vector<std::string>{
+                      "main/CalcForceForNodes(Domain&)/parallel @lulesh.cc:282",
+                      "main/CalcQForElems(Domain&)/parallel @lulesh.cc:282",
+                      "main/CalcForceForNodes(Domain&)/parallel @lulesh.cc:282",
+                      "main/MPI_Allreduce"}));
+  for (const std::size_t width : {12, 29, 30, 40, 200})
+    EXPECT_EQ(set.shorten(width), shorten_callpaths(paths, width)) << "width " << width;
+  EXPECT_TRUE(CallpathSet({}).shorten(30).empty());
+}
+
 // Overloads differ in their parameters only: shown whole where "(...)" would hide that.
 TEST(ShortenCallpaths, OverloadsCut_ShownWhole) {
   const std::string pre = "test_HPCCG/main/HPCCG(HPC_Sparse_Matrix_STRUCT*, double const*)/";
