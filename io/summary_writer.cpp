@@ -11,8 +11,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cpreplay/error.hpp"
@@ -48,10 +49,15 @@ std::string percent(double fraction) { return format("%.1f %%", fraction * 100.0
 
 /// The call paths the text shows, each as one text per width: without the program root,
 /// shortened from the middle with the callee's name whole, and never two different paths
-/// reading the same at one width (cpreplay/names.hpp, shorten_callpaths).
+/// reading the same at one width (cpreplay/names.hpp, shorten_callpaths). Holds views of the
+/// summary's paths: the summary outlives it.
 class ShownPaths {
  public:
   explicit ShownPaths(const Summary& s) {
+    std::vector<std::string> paths;
+    const auto add = [&](const std::string& path) {
+      if (index_.try_emplace(path, paths.size()).second) paths.push_back(path);
+    };
     std::size_t shown = 0;
     for (const SummaryCallpath& c : s.callpaths) {
       if (shown++ == 8 || c.critical_path_share < 0.001) break;
@@ -66,29 +72,30 @@ class ShownPaths {
     for (const SummaryWhatIfCallpath& c : s.what_if.callpaths) add(c.path);
     for (const SummaryWhatIfScenario& sc : s.what_if.scenarios)
       for (const auto& c : sc.critical_path) add(c.path);
+    set_ = std::make_unique<CallpathSet>(std::move(paths));  // split once for every width
   }
 
   /// `path` (one of those the text shows) in about `width` characters.
   const std::string& operator()(const std::string& path, std::size_t width) const {
-    auto& texts = by_width_[width];
-    if (texts.empty()) {
-      if (!set_) set_ = std::make_unique<CallpathSet>(paths_);  // split once for every width
-      const std::vector<std::string> shortened = set_->shorten(width);
-      for (std::size_t i = 0; i < paths_.size(); ++i) texts[paths_[i]] = shortened[i];
+    const auto at = index_.find(path);
+    if (at == index_.end()) {
+      auto& texts = others_[width];
+      auto it = texts.find(path);
+      if (it == texts.end()) it = texts.emplace(path, shorten_callpath(path, width)).first;
+      return it->second;
     }
-    auto it = texts.find(path);
-    if (it == texts.end()) it = texts.emplace(path, shorten_callpath(path, width)).first;
-    return it->second;
+    std::vector<std::string>& texts = by_width_[width];
+    if (texts.empty()) texts = set_->shorten(width);
+    return texts[at->second];
   }
 
  private:
-  void add(const std::string& path) {
-    if (seen_.insert(path).second) paths_.push_back(path);
-  }
-  std::vector<std::string> paths_;
-  mutable std::unique_ptr<CallpathSet> set_;  ///< of paths_, once the constructor added all
-  std::set<std::string> seen_;
-  mutable std::map<std::size_t, std::map<std::string, std::string>> by_width_;
+  /// Each path's index in the set, by a view of the summary's own string (HPCCG's 944 call
+  /// paths, kilobytes long, were copied as keys for each width before).
+  std::unordered_map<std::string_view, std::size_t> index_;
+  std::unique_ptr<CallpathSet> set_;
+  mutable std::map<std::size_t, std::vector<std::string>> by_width_;  ///< in index order
+  mutable std::map<std::size_t, std::map<std::string, std::string>> others_;  ///< not in the set
 };
 
 std::string pad(const std::string& s, std::size_t width, bool right = false) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <memory>
 
 namespace cpreplay {
@@ -289,11 +290,11 @@ std::string shorten_callpath(const std::string& path, std::size_t width, std::si
                        [](const std::string& n, std::size_t w) { return shorten_name(n, w); });
 }
 
-CallpathSet::CallpathSet(const std::vector<std::string>& paths)
-    : paths_(paths), comps_(paths.size()) {
+CallpathSet::CallpathSet(std::vector<std::string> paths)
+    : paths_(std::move(paths)), comps_(paths_.size()) {
   // Each path's components without the program root.
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    comps_[i] = split_callpath(paths[i]);
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    comps_[i] = split_callpath(paths_[i]);
     if (comps_[i].size() > 1) comps_[i].erase(comps_[i].begin());
   }
 }

@@ -62,14 +62,14 @@ std::vector<std::string> shorten_callpaths(const std::vector<std::string>& paths
                                            std::size_t width);
 
 /// shorten_callpaths for one set of call paths at several widths: the paths are split once.
-/// Keeps a reference to `paths`, which must outlive it. MPI: local.
+/// MPI: local.
 class CallpathSet {
  public:
-  explicit CallpathSet(const std::vector<std::string>& paths);
+  explicit CallpathSet(std::vector<std::string> paths);
   std::vector<std::string> shorten(std::size_t width) const;
 
  private:
-  const std::vector<std::string>& paths_;
+  std::vector<std::string> paths_;
   std::vector<std::vector<std::string>> comps_;  ///< each path's components, no program root
 };
 
