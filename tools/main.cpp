@@ -283,6 +283,8 @@ int main(int argc, char** argv) {
   }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // MPI_Finalize's fence to the launcher, 40 ms later than it need be (tools/mpi_startup.hpp).
+  const int no_delay = cpreplay::tools::no_delay_on_loopback_connections();
   // The replay's rounds are latency-bound: short slices keep them moving beside busy
   // processes (the main thread only: the early read, if still running, computes).
   const std::uint64_t slice = cpreplay::tools::request_short_time_slices();
@@ -299,6 +301,10 @@ int main(int argc, char** argv) {
                  "transport (pml %s; set OMPI_MCA_pml or CPREPLAY_KEEP_MPI_TRANSPORT=1 to "
                  "choose)\n",
                  size, pml.c_str());
+  if (code < 0 && settings.verbose && !settings.quiet && rank == 0)
+    std::fprintf(stderr,
+                 "cpreplay: TCP_NODELAY on %d loopback connection%s (the MPI launcher's)\n",
+                 no_delay, no_delay == 1 ? "" : "s");
   if (code < 0 && settings.verbose && !settings.quiet && rank == 0)
     std::fprintf(stderr, "cpreplay: scheduler time slice: %s\n",
                  slice > 0 ? (std::to_string(slice / 1000) + " us (CPREPLAY_TIME_SLICE_US)").c_str()

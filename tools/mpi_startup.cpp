@@ -3,11 +3,17 @@
 #include "tools/mpi_startup.hpp"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -152,6 +158,35 @@ std::uint64_t request_short_time_slices() {
   std::uint64_t slice = 0;
   if (!time_slice_ns(std::getenv("CPREPLAY_TIME_SLICE_US"), slice) || slice == 0) return 0;
   return set_thread_time_slice(slice);
+}
+
+int no_delay_on_loopback_connections() {
+  rlimit files{};
+  const rlim_t last = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                          ? std::min<rlim_t>(files.rlim_cur, 65536)
+                          : 1024;
+  int set = 0;
+  for (int fd = 3; fd < static_cast<int>(last); ++fd) {
+    int type = 0;
+    socklen_t length = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM)
+      continue;
+    sockaddr_storage peer{};
+    length = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) continue;
+    bool loopback = false;
+    if (peer.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&peer);
+      loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;  // 127.0.0.0/8
+    } else if (peer.ss_family == AF_INET6) {
+      const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
+      loopback = IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+    }
+    if (!loopback) continue;
+    const int one = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0) ++set;
+  }
+  return set;
 }
 
 }  // namespace cpreplay::tools

@@ -66,4 +66,12 @@ std::uint64_t request_short_time_slices();
 /// keeping its policy and nice value. Returns `ns` if the kernel reports it back, else 0.
 std::uint64_t set_thread_time_slice(std::uint64_t ns);
 
+/// Turns off Nagle's algorithm (TCP_NODELAY) on this process's TCP connections to a loopback
+/// address: after MPI_Init, that is the launcher's PMIx connection (Open MPI 4 with PMIx 4 reach
+/// their local server over 127.0.0.1 and leave Nagle on). MPI_Finalize's fence sends a few
+/// small messages back to back there; each after the first waited for the server's delayed
+/// acknowledgement, 40 ms, in every run (docs/replay-engine.md §9). Other sockets (Unix, UDP,
+/// connections to other hosts) are left alone. Returns how many connections it set.
+int no_delay_on_loopback_connections();
+
 }  // namespace cpreplay::tools

@@ -2,6 +2,12 @@
 // When cpreplay asks Open MPI for its shared-memory transport (tools/mpi_startup.hpp).
 #include "tools/mpi_startup.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -130,6 +136,52 @@ TEST(TimeSlice, DefaultOverrideAndRefusals) {
   EXPECT_EQ(ns, 100000000u);
   for (const char* bad : {"99", "100001", "-5", "1e3", "abc", " 300", "300us", "00", "9999999999999"})
     EXPECT_FALSE(time_slice_ns(bad, ns)) << bad;
+}
+
+}  // namespace
+
+namespace {
+
+using cpreplay::tools::no_delay_on_loopback_connections;
+
+int no_delay(int fd) {
+  int value = -1;
+  socklen_t length = sizeof value;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &value, &length) != 0) return -1;
+  return value != 0 ? 1 : 0;
+}
+
+// A TCP connection to 127.0.0.1 (both of its ends: the launcher's PMIx connection is such a
+// client end) gets TCP_NODELAY; a listening socket, a Unix socket pair and a UDP socket do not.
+TEST(NoDelay, LoopbackConnectionsOnly) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int server = accept(listener, nullptr, nullptr);
+  ASSERT_GE(server, 0);
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  const int udp = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(udp, 0);
+  EXPECT_EQ(no_delay(client), 0);  // Nagle on: the kernel's default
+  EXPECT_EQ(no_delay(server), 0);
+
+  EXPECT_EQ(no_delay_on_loopback_connections(), 2);
+  EXPECT_EQ(no_delay(client), 1);
+  EXPECT_EQ(no_delay(server), 1);
+  EXPECT_EQ(no_delay(listener), 0);  // not connected
+  EXPECT_EQ(no_delay(udp), -1);      // no such option: not a TCP socket, untouched
+  EXPECT_EQ(no_delay(pair[0]), -1);
+  for (const int fd : {listener, client, server, pair[0], pair[1], udp}) close(fd);
 }
 
 }  // namespace
