@@ -9,9 +9,9 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <memory>
 #include <unordered_map>
 #include <utility>
-#include <memory>
 
 namespace cpreplay {
 namespace {
@@ -361,12 +361,14 @@ std::vector<std::string> CallpathSet::shorten(std::size_t width) const {
       std::size_t b = a + 1;
       while (b < count && hash[order[b]] == hash[order[a]]) ++b;
       const std::size_t first = groups.size();
-      for (std::size_t k = a; k < b && b - a > 1; ++k) {
-        const std::size_t i = order[k];
-        std::size_t g = first;
-        while (g < groups.size() && out[groups[g][0]] != out[i]) ++g;
-        if (g == groups.size()) groups.emplace_back();
-        groups[g].push_back(i);
+      if (b - a > 1) {  // a path alone with its hash reads like no other
+        for (std::size_t k = a; k < b; ++k) {
+          const std::size_t i = order[k];
+          std::size_t g = first;
+          while (g < groups.size() && out[groups[g][0]] != out[i]) ++g;
+          if (g == groups.size()) groups.emplace_back();
+          groups[g].push_back(i);
+        }
       }
       a = b;
     }

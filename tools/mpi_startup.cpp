@@ -2,20 +2,19 @@
 // Open MPI's transport on one node (see mpi_startup.hpp).
 #include "tools/mpi_startup.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace cpreplay::tools {
 namespace {
@@ -160,32 +159,48 @@ std::uint64_t request_short_time_slices() {
   return set_thread_time_slice(slice);
 }
 
-int no_delay_on_loopback_connections() {
-  rlimit files{};
-  const rlim_t last = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
-                          ? std::min<rlim_t>(files.rlim_cur, 65536)
-                          : 1024;
-  int set = 0;
-  for (int fd = 3; fd < static_cast<int>(last); ++fd) {
-    int type = 0;
-    socklen_t length = sizeof type;
-    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM)
-      continue;
-    sockaddr_storage peer{};
-    length = sizeof peer;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) continue;
-    bool loopback = false;
-    if (peer.ss_family == AF_INET) {
-      const auto* a = reinterpret_cast<const sockaddr_in*>(&peer);
-      loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;  // 127.0.0.0/8
-    } else if (peer.ss_family == AF_INET6) {
-      const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
-      loopback = IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
-    }
-    if (!loopback) continue;
-    const int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0) ++set;
+namespace {
+
+/// TCP_NODELAY on `fd` if it is a TCP connection to a loopback address; true if set.
+bool no_delay_if_loopback(int fd) {
+  int type = 0;
+  socklen_t length = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM)
+    return false;
+  sockaddr_storage peer{};
+  length = sizeof peer;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return false;
+  bool loopback = false;
+  if (peer.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&peer);
+    loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  } else if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr;
+    loopback = IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
   }
+  const int one = 1;
+  return loopback && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0;
+}
+
+}  // namespace
+
+int no_delay_on_loopback_connections() {
+  // The open descriptors as Linux lists them (a launcher may raise the limit to millions, all
+  // but a few unused); elsewhere the first 1024.
+  std::vector<int> fds;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    const int own = dirfd(dir);
+    while (const dirent* entry = readdir(dir)) {
+      int fd = 0;
+      if (whole_number(entry->d_name, fd) && fd > 2 && fd != own) fds.push_back(fd);
+    }
+    closedir(dir);
+  } else {
+    for (int fd = 3; fd < 1024; ++fd) fds.push_back(fd);
+  }
+  int set = 0;
+  for (const int fd : fds)
+    if (no_delay_if_loopback(fd)) ++set;
   return set;
 }
 
