@@ -69,16 +69,19 @@ inline const std::uint8_t* u64(const std::uint8_t* p, std::uint64_t& v, bool& ba
 }
 
 /// The length of a record (OTF2_Buffer_GuaranteeRecord): one byte, or 0xff and a raw uint64.
-/// The record must end before the chunk does (libotf2 then sets the position to its end).
-/// Moves `p` to the record's data and sets `record_end`; false if it does not fit.
+/// The record must end before the chunk does (libotf2 then sets the position to its end), or
+/// with it if `may_end` (the data of a file cut short). Moves `p` to the record's data and sets
+/// `record_end`; false if it does not fit.
 inline bool record(const std::uint8_t*& p, const std::uint8_t* end,
-                   const std::uint8_t*& record_end) {
+                   const std::uint8_t*& record_end, bool may_end = false) {
   std::uint64_t len = *p++;
   if (len == 0xff) {
     len = load64(p);
     p += 8;
   }
-  if (p >= end || len >= static_cast<std::uint64_t>(end - p)) return false;
+  if (p > end) return false;
+  const auto room = static_cast<std::uint64_t>(end - p);
+  if (len > room || (len == room && !may_end)) return false;
   record_end = p + len;
   return true;
 }
@@ -116,21 +119,25 @@ class ChunkedFile {
   std::uint64_t size_ = 0;
 };
 
-/// How the records of a chunk ended.
-enum class Stop { kNextChunk, kEndOfFile, kBad, kInterrupted };
+/// How the records of a chunk ended. kCut: the file ends before its records do (inside the last
+/// chunk, or after an end-of-chunk record): a file cut short, whose complete records before the
+/// cut are intact.
+enum class Stop { kNextChunk, kEndOfFile, kBad, kInterrupted, kCut };
 
 /// Reads `file` chunk by chunk (`chunk_size` bytes, the last one shorter) into `buf` (a chunk
 /// and kSlack more bytes), clears the slack, and hands each chunk to `records(begin, end)` until
-/// it returns something other than kNextChunk. A file that ends after an end-of-chunk record,
-/// or that cannot be read, gives kBad (`why` says which).
+/// it returns something other than kNextChunk. A file that ends after the end-of-chunk record of
+/// a whole chunk gives kCut, one that cannot be read kBad (`why` says which).
 template <class Records>
 Stop for_each_chunk(const ChunkedFile& file, std::uint64_t chunk_size, std::uint8_t* buf,
                     const char*& why, Records&& records) {
   const std::uint64_t size = file.size();
   for (std::uint64_t offset = 0;; offset += chunk_size) {
     if (offset >= size) {
-      why = "the file ends after an end-of-chunk record";
-      return Stop::kBad;
+      // Only a whole chunk ends with an end-of-chunk record (writers fill every chunk but the
+      // last): after a whole one the file was cut, after a short one it is damaged.
+      why = "after an end-of-chunk record";
+      return size % chunk_size == 0 ? Stop::kCut : Stop::kBad;
     }
     const auto n = static_cast<std::size_t>(std::min(chunk_size, size - offset));
     if (!file.read(offset, buf, n)) {

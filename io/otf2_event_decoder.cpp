@@ -53,16 +53,30 @@ class Pass {
        OTF2_LocationRef loc, std::vector<OTF2_StringRef>& args)
       : local_(local), cb_(cb), ud_(ud), loc_(loc), args_(args) {}
 
-  std::string why;            ///< set with Stop::kBad
+  std::string why;            ///< set with Stop::kBad and Stop::kCut
   std::uint64_t records = 0;  ///< event records read (libotf2's global event position)
+  bool short_chunk = false;   ///< the chunk being read is the file's last and shorter than a chunk
+  std::uint64_t chunk_offset = 0;  ///< where the chunk being read begins in the file
+  std::uint64_t cut_at = 0;  ///< with Stop::kCut: where the record the data ends in begins
 
   Stop chunk(const std::uint8_t* p, const std::uint8_t* end);
 
  private:
   [[gnu::cold, gnu::noinline]] Stop bad(const char* what) {
     why = what;
-    return Stop::kBad;
+    return failed_ = Stop::kBad;
   }
+  /// The chunk's bytes ran out before its end record: in the file's last, short chunk the file
+  /// was cut there (Stop::kCut); in a whole chunk that is damage.
+  [[gnu::cold, gnu::noinline]] Stop ran_out(const char* what) {
+    why = what;
+    cut_at = chunk_offset + static_cast<std::uint64_t>(record_ - chunk_);
+    return failed_ = short_chunk ? Stop::kCut : Stop::kBad;
+  }
+  Stop failed_ = Stop::kBad;  ///< what the last bad or ran_out returned (attribute_list's failure)
+  const std::uint8_t* chunk_ = nullptr;   ///< the chunk being read
+  const std::uint8_t* record_ = nullptr;  ///< where its record being read begins (with its
+                                          ///< timestamp and attribute lists)
 
   /// otf2_evt_reader_apply_clock_correction: the interval is searched forward from the last
   /// one used, for every event's time (and BufferFlush's stop time) in file order; times past
@@ -113,7 +127,7 @@ class Pass {
 template <bool kCall>
 bool Pass<kCall>::attribute_list(const std::uint8_t*& p, const std::uint8_t* end) {
   const std::uint8_t* r_end = nullptr;
-  if (!record(p, end, r_end)) return bad("an attribute list longer than its chunk"), false;
+  if (!record(p, end, r_end)) return ran_out("inside a record"), false;
   const auto length = static_cast<std::uint64_t>(r_end - p);
   bool invalid = false;
   std::uint32_t n = 0;
@@ -239,23 +253,28 @@ Stop Pass<kCall>::program_begin(std::uint64_t t, const std::uint8_t* q,
 /// every other record has a length, and its fields must lie within it.
 template <bool kCall>
 Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
-  if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize) || p[0] != kChunkHeader)
-    return bad("no chunk header");
+  chunk_ = record_ = p;
+  if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize))
+    return ran_out("inside a chunk header");
+  if (p[0] != kChunkHeader) return bad("no chunk header");
   if (p[1] != kLittleEndian) return bad("not little-endian");
   p += kChunkHeaderSize;
   for (;;) {
-    if (p >= end) return bad("a chunk without an end-of-chunk record");
+    // The data of a file cut short may end after a whole record (not after a timestamp or an
+    // attribute list: their event follows).
+    if (attributes_.empty()) record_ = p;
+    if (p >= end) return ran_out("before its end-of-file record");
     if (*p == kTimestamp) {
       raw_time_ = load64(p + 1);
       p += 9;
-      if (p >= end) return bad("a chunk without an end-of-chunk record");
+      if (p >= end) return ran_out("inside a record");
     }
     const std::uint8_t type = *p++;
     if (type <= kAttributeList) {
       if (type == kEndOfChunk) return Stop::kNextChunk;
       if (type == kEndOfFile) return Stop::kEndOfFile;
       if (type != kAttributeList) return bad("a buffer record inside a chunk");
-      if (!attribute_list(p, end)) return Stop::kBad;
+      if (!attribute_list(p, end)) return failed_;
       continue;
     }
     std::uint64_t t = 0;
@@ -266,7 +285,8 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
       case kLeave: {
         std::uint32_t region = 0;
         p = u32(p, region, invalid);
-        if (invalid || p >= end) return bad("a truncated Enter or Leave");
+        if (invalid) return bad("an invalid Enter or Leave");
+        if (p > end || (p == end && !short_chunk)) return ran_out("inside a record");
         region = mapped(OTF2_MAPPING_REGION, region);
         ++records;
         if (type == kEnter)
@@ -281,7 +301,8 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
       case kMpiRequestCancelled: {
         std::uint64_t request = 0;
         p = u64(p, request, invalid);
-        if (invalid || p >= end) return bad("a truncated request record");
+        if (invalid) return bad("an invalid request record");
+        if (p > end || (p == end && !short_chunk)) return ran_out("inside a record");
         ++records;
         if (type == kMpiIsendComplete)
           CPREPLAY_CALL(mpi_isend_complete, request);
@@ -311,7 +332,7 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
       case kProgramBegin:
       case kProgramEnd: {
         const std::uint8_t* r_end = nullptr;
-        if (!record(p, end, r_end)) return bad("a record longer than its chunk");
+        if (!record(p, end, r_end, short_chunk)) return ran_out("inside a record");
         const std::uint8_t* q = p;
         p = r_end;
         switch (type) {
@@ -453,9 +474,16 @@ Stop run(const ChunkedFile& file, std::uint64_t chunk_size, std::uint8_t* buf,
   const char* why = nullptr;
   const Stop s = for_each_chunk(file, chunk_size, buf, why,
                                 [&](const std::uint8_t* p, const std::uint8_t* end) {
-                                  return pass.chunk(p, end);
+                                  pass.short_chunk =
+                                      static_cast<std::uint64_t>(end - p) < chunk_size;
+                                  const Stop s = pass.chunk(p, end);
+                                  pass.chunk_offset += chunk_size;
+                                  return s;
                                 });
-  if (why) pass.why = why;
+  if (why) {
+    pass.why = why;
+    pass.cut_at = file.size();  // after an end-of-chunk record: every record is whole
+  }
   return s;
 }
 
@@ -487,7 +515,11 @@ DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size
   const std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[bytes + kSlack]);
   std::vector<OTF2_StringRef> args;
   Pass<false> check(local, callbacks, user_data, location, args);
-  if (run(file, chunk_size, buf.get(), check) != Stop::kEndOfFile) {
+  // A file cut short is decoded up to the cut, not left to libotf2: the library reads the bytes
+  // of its chunk buffer past the file's end as records (stale data from an earlier chunk or file:
+  // wrong errors, wrong events with --partial, or an endless loop at the end of the file).
+  const Stop checked = run(file, chunk_size, buf.get(), check);
+  if (checked != Stop::kEndOfFile && checked != Stop::kCut) {
     result.not_taken = check.why;
     return result;
   }
@@ -497,6 +529,10 @@ DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size
   result.records = decode.records;
   result.interrupted = s == Stop::kInterrupted;
   if (s == Stop::kBad) result.changed = decode.why;
+  if (s == Stop::kCut) {
+    result.cut = decode.why;
+    result.cut_at = decode.cut_at;
+  }
   return result;
 }
 

@@ -6,7 +6,9 @@
 // chunk and record without calling back, and anything unexpected (a compressed or SION archive,
 // big-endian data, a damaged chunk, a record it cannot size, a legacy record the library would
 // convert, an attribute of an unknown type) leaves the file to libotf2, so errors and --partial
-// stay the library's. The layout was learned from OTF2 3.x's reader (facts only, no code); the .cpp
+// stay the library's. A file cut short (it ends inside its last chunk, or after an end-of-chunk
+// record) is the exception: the decoder reads it up to the cut and says so, because libotf2
+// reads past the end of such a file. The layout was learned from OTF2 3.x's reader (facts only, no code); the .cpp
 // says where each fact comes from.
 #pragma once
 
@@ -52,6 +54,14 @@ struct DecodeResult {
   std::uint64_t records = 0;     ///< event records read, as libotf2 counts them
   bool interrupted = false;      ///< a callback returned something other than SUCCESS
   std::string changed;           ///< taken, but the file changed after the check: why
+  /// Taken, but the file was cut short (its data ends before its end-of-file record): where, as
+  /// "inside a record", "inside a chunk header", "before its end-of-file record" or "after an
+  /// end-of-chunk record" (the file ends there). Every whole record before the cut was called
+  /// back; `records` counts them.
+  std::string cut;
+  /// With `cut`: where the whole records end in the file (the record the file ends in began
+  /// there; the file's size when it ends after an end-of-chunk record).
+  std::uint64_t cut_at = 0;
 };
 
 /// Decodes `path`, the event file of `location`, written in chunks of `chunk_size` bytes, and

@@ -29,6 +29,8 @@ std::atomic<std::uint64_t> g_direct_reads{0};   // event files decoded by otf2_e
 std::atomic<std::uint64_t> g_library_reads{0};  // event files read by libotf2
 std::mutex g_declined_mutex;
 std::string g_last_declined;  // why the decoder last declined a file (under g_declined_mutex)
+std::string g_last_cut;       // the last file the decoder read cut short (the same), and where
+std::uint64_t g_last_cut_at = 0;
 std::atomic<std::uint64_t> g_direct_defs{0};     // local definition files read directly
 std::atomic<std::uint64_t> g_library_defs{0};    // local definition files read by libotf2
 
@@ -1065,6 +1067,23 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
         throw TraceError(anchor + ": " + where + ": event file " + evt +
                          " changed while it was read (" + d.changed + ")");
       state.trace->records = std::max<std::uint64_t>(d.records, state.decoded);
+      if (!d.cut.empty()) {
+        {
+          const std::lock_guard<std::mutex> lock(g_declined_mutex);
+          g_last_cut = evt;
+          g_last_cut_at = d.cut_at;
+        }
+        // --partial: the events before the cut are what the rank wrote before it died.
+        if (state.partial && state.decoded > 0) {
+          state.trace->incomplete = true;
+          return state.decoded;
+        }
+        throw TraceError(anchor + ": " + where + ": event file " + evt + " is cut short after " +
+                         std::to_string(state.decoded) + " events (it ends " + d.cut + ", at " +
+                         std::to_string(st.st_size) + " bytes" +
+                         (state.decoded > 0 ? "; --partial analyzes the events before the cut)"
+                                            : ")"));
+      }
       return state.decoded;
     }
     const std::lock_guard<std::mutex> lock(g_declined_mutex);
@@ -1109,7 +1128,8 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 EventReadCounts event_read_counts() {
   const std::lock_guard<std::mutex> lock(g_declined_mutex);
   return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined,
-                         g_direct_defs.load(), g_library_defs.load()};
+                         g_direct_defs.load(),  g_library_defs.load(),  g_last_cut_at,
+                         g_last_cut};
 }
 
 Definitions read_definitions(const std::string& anchor) {

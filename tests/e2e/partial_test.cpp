@@ -3,6 +3,9 @@
 // --partial.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "tests/support/cube_reader.hpp"
 #include "tests/support/json.hpp"
 #include "tests/support/run_cpreplay.hpp"
@@ -13,7 +16,8 @@ namespace {
 
 // rank 0: Init [0,1], work [1,3], MPI_Send [3,3.1] to 1, work [3.1,8], Finalize [8,9], ends 9.
 // rank 1: Init [0,1], MPI_Recv [1,3.2] from 0, enters work2 at 3.2 and dies: no more events.
-void crashed_run(const std::string& dir) {
+// leave_work2: rank 1 leaves work2 at 5 (its last event), for the tests that cut it off.
+void crashed_run(const std::string& dir, bool leave_work2 = false) {
   TraceWriter w(2);
   for (int r = 0; r < 2; ++r) {
     w.program_begin(r, 0.0);
@@ -28,7 +32,18 @@ void crashed_run(const std::string& dir) {
   w.program_end(0, 9.0);
   w.recv(1, 1.0, 3.2, 0, 5, 8);
   w.enter(1, 3.2, "work2");
+  if (leave_work2) w.leave(1, 5.0, "work2");
   w.write(dir);
+}
+
+/// crashed_run's rank 1 written up to its Leave of work2 at 5, its event file then cut inside
+/// that last record (3 bytes before the end: the end-of-file record, the byte after it and at
+/// least one byte of the Leave are gone): the rank died while writing.
+std::string cut_run(const std::string& dir) {
+  crashed_run(dir, true);
+  const std::string evt = dir + "/traces/1.evt";
+  std::filesystem::resize_file(evt, std::filesystem::file_size(evt) - 3);
+  return evt;
 }
 
 TEST(Partial, CrashedRankWithoutOption_RefusedWithHint) {
@@ -46,11 +61,7 @@ TEST(Partial, CrashedRankWithoutOption_RefusedWithHint) {
 // sim.exe on rank 1 are closed at 3.2 (6 regions); the message arrived before the cut.
 // Late Sender on rank 1: 3 - 1 = 2. The critical path starts at the end of rank 1's events:
 // MPI_Recv keeps 2.2 - 2 = 0.2, then the sender: MPI_Init 1 and work 2 (to the send's Enter).
-TEST(Partial, CrashedRank_AnalyzedUpToTheCut) {
-  TempDir dir;
-  crashed_run(dir / "t");
-  const RunResult run = run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json",
-                                         "--partial", dir / "t/traces.otf2"});
+void expect_crashed_run_values(const TempDir& dir, const RunResult& run) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const CubeFile cube = read_cube(dir / "r.cubex");
   EXPECT_EQ(cube.attributes.at("cpreplay::partial"), "true");
@@ -77,6 +88,44 @@ TEST(Partial, CrashedRank_AnalyzedUpToTheCut) {
   EXPECT_EQ(s["partial"]["unmatched_messages"].number, 0);
   EXPECT_NEAR(s["critical_path_length_s"].number, 3.2, 1e-9);
   EXPECT_NE(run.out.find("PARTIAL: rank 1 stopped mid-run"), std::string::npos) << run.out;
+}
+
+TEST(Partial, CrashedRank_AnalyzedUpToTheCut) {
+  TempDir dir;
+  crashed_run(dir / "t");
+  expect_crashed_run_values(
+      dir, run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--partial",
+                            dir / "t/traces.otf2"}));
+}
+
+// An event file cut inside a record (libotf2 would read past its end): refused with where it
+// ends and the hint, at every process count.
+TEST(Partial, EventFileCutMidRecordWithoutOption_RefusedWithHint) {
+  TempDir dir;
+  const std::string evt = cut_run(dir / "t");
+  const std::string size = std::to_string(std::filesystem::file_size(evt));
+  for (const int np : {2, 1}) {
+    const RunResult run = run_cpreplay(np, {"-q", "-o", dir / "r.cubex", dir / "t/traces.otf2"});
+    EXPECT_EQ(run.exit_code, 1) << np;
+    EXPECT_NE(run.err.find("cpreplay: error: " + (dir / "t/traces.otf2") +
+                           ": rank 1: event file " + evt + " is cut short after "),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find(" events (it ends inside a record, at " + size +
+                           " bytes; --partial analyzes the events before the cut)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_FALSE(file_exists(dir / "r.cubex"));
+  }
+}
+
+// With --partial, the events before the cut are the crashed run's: the same values.
+TEST(Partial, EventFileCutMidRecord_AnalyzedUpToTheCut) {
+  TempDir dir;
+  cut_run(dir / "t");
+  expect_crashed_run_values(
+      dir, run_cpreplay(2, {"-q", "-o", dir / "r.cubex", "--json", dir / "s.json", "--partial",
+                            dir / "t/traces.otf2"}));
 }
 
 // A complete trace is untouched by --partial.

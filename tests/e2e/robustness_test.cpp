@@ -200,7 +200,7 @@ TEST(Robustness, EventFileTruncated_NamesRankFileAndEventCount) {
   const RunResult run = c.run();
   expect_clean_failure(run, 1,
                        {c.anchor() + ": rank 1: event file " + evt +
-                        " is damaged or truncated after "},
+                        " is cut short after "},
                        c.dirs());
 }
 

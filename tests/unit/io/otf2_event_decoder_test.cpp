@@ -2,7 +2,8 @@
 // The direct OTF2 event decoder (io/otf2_event_decoder.hpp) against libotf2's reader
 // (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1): on every shared trace both must give the same events,
 // side records, call trees and record counts, with the direct decoder taking every file; on
-// damaged files the decoder must leave the file to the library, whose error stays the message.
+// damaged files the decoder must leave the file to the library, whose error stays the message;
+// a file cut short is read up to the cut, with or without --partial.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -252,10 +253,164 @@ TEST(Otf2EventDecoder, TheUndamagedTestTraceIsDecodedDirectly) {
   }
 }
 
-TEST(Otf2EventDecoder, AFileCutMidRecordIsLeftToTheLibrary) {
-  // Cut inside the last records (before the end-of-file record).
-  check_damage("truncated", [](std::vector<char>& b) { b.resize(b.size() - 5); });
-  check_damage("truncated to the chunk header", [](std::vector<char>& b) { b.resize(20); });
+// ---------------------------------------------------------------------------------------------
+// Files cut short: decoded up to the cut (libotf2 reads past the end of such a file: the bytes of
+// its chunk buffer after the file's data, stale from an earlier read, become records).
+
+/// The events rank 0 has when its event file is cut to `size` bytes: the error without
+/// --partial, the events with it. Checks both reads took the file directly.
+struct CutRead {
+  std::string error;        ///< without --partial
+  RankRead partial;         ///< with --partial
+  std::uint64_t cut_at = 0;  ///< where the whole records end (EventReadCounts::last_cut_at)
+};
+
+CutRead read_cut(const fs::path& dir, const std::vector<char>& whole, std::size_t size) {
+  const fs::path evt = dir / "traces/0.evt";
+  spit(evt, std::vector<char>(whole.begin(), whole.begin() + static_cast<long>(size)));
+  const std::string anchor = (dir / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  CutRead out;
+  const RankRead plain = read_rank(anchor, defs, 0, false, false);
+  out.error = plain.error;
+  EXPECT_EQ(plain.direct, 1u) << size << " bytes: " << plain.declined;
+  EXPECT_EQ(plain.library, 0u) << size << " bytes";
+  out.partial = read_rank(anchor, defs, 0, false, true);
+  EXPECT_EQ(out.partial.direct, 1u) << size << " bytes: " << out.partial.declined;
+  EXPECT_EQ(out.partial.library, 0u) << size << " bytes";
+  out.cut_at = cpreplay::io::event_read_counts().last_cut_at;
+  return out;
+}
+
+/// The number in "is cut short after N events (", or -1 if the message has none.
+long cut_count(const std::string& error) {
+  const std::string key = " is cut short after ";
+  const auto at = error.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stol(error.substr(at + key.size()));
+}
+
+/// The first n events of `whole` and the cut read's events are the same.
+void expect_prefix(const LocalTrace& whole, const LocalTrace& cut, std::size_t n,
+                   const std::string& where) {
+  ASSERT_EQ(cut.size(), n) << where;
+  ASSERT_LE(n, whole.size()) << where;
+  for (cpreplay::EventIdx e = 0; e < n; ++e) {
+    ASSERT_EQ(cut.time[e], whole.time[e]) << where << ", event " << e;
+    ASSERT_EQ(cut.kind[e], whole.kind[e]) << where << ", event " << e;
+    ASSERT_EQ(cut.ref[e], whole.ref[e]) << where << ", event " << e;
+  }
+  EXPECT_TRUE(cut.incomplete) << where;
+}
+
+TEST(Otf2EventDecoder, AFileCutAtAnyByte_IsReadUpToTheCut) {
+  TempDir tmp;
+  write_trace(tmp.path());
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const RankRead whole = read_rank(anchor, cpreplay::io::read_definitions(anchor), 0, false);
+  ASSERT_EQ(whole.error, "");
+  const std::vector<char> bytes = slurp(tmp.path() / "traces/0.evt");
+  ASSERT_GT(bytes.size(), 100u);
+  // Every whole record before the cut counts: the count never falls as the cut moves on, the
+  // file without its end-of-file record and the byte after it has every event, and without only
+  // that last byte it is whole.
+  ASSERT_EQ(bytes[bytes.size() - 2], 2);  // OTF2_BUFFER_END_OF_FILE
+  long last = 0;
+  for (std::size_t size = 1; size < bytes.size(); ++size) {
+    const std::string where = std::to_string(size) + " of " + std::to_string(bytes.size()) +
+                              " bytes";
+    const CutRead cut = read_cut(tmp.path(), bytes, size);
+    if (size == bytes.size() - 1) {
+      EXPECT_EQ(cut.error, "") << where;
+      ASSERT_EQ(cut.partial.error, "") << where;
+      EXPECT_EQ(cut.partial.threads[0].size(), whole.threads[0].size()) << where;
+      EXPECT_FALSE(cut.partial.threads[0].incomplete) << where;
+      continue;
+    }
+    const long n = cut_count(cut.error);
+    ASSERT_GE(n, last) << where << ": " << cut.error;
+    last = n;
+    EXPECT_NE(cut.error.find(": rank 0: event file " + (tmp.path() / "traces/0.evt").string() +
+                             " is cut short after " + std::to_string(n) + " events (it ends "),
+              std::string::npos)
+        << where << ": " << cut.error;
+    EXPECT_NE(cut.error.find(", at " + std::to_string(size) + " bytes"), std::string::npos)
+        << cut.error;
+    if (n == 0) {
+      // Nothing to analyze: --partial refuses it too, with the same message.
+      EXPECT_EQ(cut.partial.error, cut.error) << where;
+      EXPECT_EQ(cut.error.find("--partial"), std::string::npos) << cut.error;
+      continue;
+    }
+    EXPECT_NE(cut.error.find("; --partial analyzes the events before the cut)"),
+              std::string::npos)
+        << cut.error;
+    ASSERT_EQ(cut.partial.error, "") << where;
+    expect_prefix(whole.threads[0], cut.partial.threads[0], static_cast<std::size_t>(n), where);
+    // The whole records end where the decoder says: those bytes and an end-of-file record are a
+    // file libotf2 reads as the decoder does, to the same events.
+    ASSERT_GE(cut.cut_at, 18u) << where;
+    ASSERT_LE(cut.cut_at, size) << where;
+    std::vector<char> ended(bytes.begin(), bytes.begin() + static_cast<long>(cut.cut_at));
+    ended.push_back(2);  // OTF2_BUFFER_END_OF_FILE, and the byte writers put after it
+    ended.push_back(1);
+    spit(tmp.path() / "traces/0.evt", ended);
+    const Definitions defs = cpreplay::io::read_definitions(anchor);
+    const RankRead direct = read_rank(anchor, defs, 0, false, true);
+    const RankRead library = read_rank(anchor, defs, 0, true, true);
+    EXPECT_EQ(direct.direct, 1u) << where;
+    expect_same(direct, library, where + ", ended after the whole records");
+    ASSERT_EQ(direct.threads[0].size(), static_cast<std::size_t>(n)) << where;
+  }
+  EXPECT_EQ(static_cast<std::size_t>(last), whole.threads[0].size());
+  // Where the reads end: the header, a record, and before the end-of-file record.
+  EXPECT_NE(read_cut(tmp.path(), bytes, 10).error.find("(it ends inside a chunk header, at 10 "
+                                                       "bytes)"),
+            std::string::npos);
+  EXPECT_NE(read_cut(tmp.path(), bytes, 20).error.find("(it ends inside a record, at 20 bytes)"),
+            std::string::npos);
+  EXPECT_NE(read_cut(tmp.path(), bytes, bytes.size() - 2).error.find(
+                "(it ends before its end-of-file record, at "),
+            std::string::npos);
+}
+
+TEST(Otf2EventDecoder, AFileCutAtAChunkBoundary_IsReadUpToTheCut) {
+  // Three 1 MiB chunks of rank 0's events (about 2.4 MB), cut where a chunk ends and just after.
+  TempDir tmp;
+  {
+    cpreplay::testing::TraceWriter w(2);
+    for (int r = 0; r < 2; ++r) w.program_begin(r, 0.0);
+    for (int i = 0; i < 100000; ++i) w.region(0, "work", 1.0 + i * 1e-3, 1.0 + (i + 0.5) * 1e-3);
+    for (int r = 0; r < 2; ++r) w.program_end(r, 200.0);
+    w.write(tmp.path().string());
+  }
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const RankRead whole = read_rank(anchor, cpreplay::io::read_definitions(anchor), 0, false);
+  ASSERT_EQ(whole.error, "");
+  const std::vector<char> bytes = slurp(tmp.path() / "traces/0.evt");
+  constexpr std::size_t kChunk = 1024 * 1024;
+  ASSERT_GT(bytes.size(), 2 * kChunk);
+  long at_boundary = -1;
+  for (const std::size_t size : {kChunk, kChunk + 1, 2 * kChunk, 2 * kChunk + 17}) {
+    const std::string where = std::to_string(size) + " bytes";
+    const CutRead cut = read_cut(tmp.path(), bytes, size);
+    const long n = cut_count(cut.error);
+    ASSERT_GT(n, 0) << where << ": " << cut.error;
+    if (size % kChunk == 0) {
+      EXPECT_NE(cut.error.find("(it ends after an end-of-chunk record, at " +
+                               std::to_string(size) + " bytes; --partial"),
+                std::string::npos)
+          << cut.error;
+      at_boundary = n;
+    } else {
+      // One byte or the chunk header of the next chunk: not one more event.
+      EXPECT_NE(cut.error.find("(it ends inside a chunk header, at "), std::string::npos)
+          << cut.error;
+      EXPECT_EQ(n, at_boundary) << where;
+    }
+    ASSERT_EQ(cut.partial.error, "") << where;
+    expect_prefix(whole.threads[0], cut.partial.threads[0], static_cast<std::size_t>(n), where);
+  }
 }
 
 TEST(Otf2EventDecoder, ABadChunkHeaderIsLeftToTheLibrary) {
