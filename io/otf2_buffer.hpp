@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// OTF2's buffer layout, read without libotf2 (for io/otf2_event_decoder.cpp and
-// io/otf2_local_definitions.cpp only): the chunk header and record markers, compressed integers,
-// record lengths (from OTF2 3.x's src/OTF2_Buffer.[ch], facts only), and a file read chunk by
-// chunk into one buffer.
+// OTF2's buffer layout, read without libotf2 (for io/otf2_event_decoder.cpp,
+// io/otf2_local_definitions.cpp and the cut check of io/otf2_reader.cpp only): the chunk header
+// and record markers, compressed integers, record lengths (from OTF2 3.x's src/OTF2_Buffer.[ch],
+// facts only), a file read chunk by chunk into one buffer, and whether a definition file was cut
+// short.
 #pragma once
 
 #include <fcntl.h>
@@ -148,6 +149,44 @@ Stop for_each_chunk(const ChunkedFile& file, std::uint64_t chunk_size, std::uint
     const Stop s = records(buf, buf + n);
     if (s != Stop::kNextChunk) return s;
   }
+}
+
+/// A definition file (the global traces.def or a location's .def), read for its structure only:
+/// chunk headers, then records that all have a length (definitions have no timestamps and no
+/// records without one) up to an end-of-chunk or end-of-file record. Returns where a file cut
+/// short ends, as Stop::kCut describes it ("inside a record", "inside a chunk header", "before
+/// its end-of-file record", "after an end-of-chunk record"); "" for a whole file and for one
+/// damaged otherwise (libotf2 reports that). libotf2 itself reads past the end of a file cut
+/// short (docs/replay-engine.md section 10), so its readers ask this first.
+inline std::string definitions_cut(const std::string& path, std::uint64_t chunk_size) {
+  const ChunkedFile file(path);
+  if (file.size() == 0 || chunk_size == 0) return "";
+  const auto bytes = static_cast<std::size_t>(std::min(chunk_size, file.size()));
+  std::string buf(bytes + kSlack, '\0');
+  auto* data = reinterpret_cast<std::uint8_t*>(buf.data());
+  const char* why = nullptr;
+  const Stop s = for_each_chunk(
+      file, chunk_size, data, why, [&](const std::uint8_t* p, const std::uint8_t* end) {
+        const bool short_chunk = static_cast<std::uint64_t>(end - p) < chunk_size;
+        const auto ran_out = [&](const char* what) {
+          why = what;
+          return short_chunk ? Stop::kCut : Stop::kBad;
+        };
+        if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize))
+          return ran_out("inside a chunk header");
+        if (p[0] != kChunkHeader || p[1] != kLittleEndian) return Stop::kBad;
+        p += kChunkHeaderSize;
+        for (;;) {
+          if (p >= end) return ran_out("before the end-of-file record");
+          const std::uint8_t type = *p++;
+          if (type == kEndOfChunk) return Stop::kNextChunk;
+          if (type == kEndOfFile) return Stop::kEndOfFile;
+          const std::uint8_t* record_end = nullptr;
+          if (!record(p, end, record_end, short_chunk)) return ran_out("inside a record");
+          p = record_end;
+        }
+      });
+  return s == Stop::kCut && why ? why : "";
 }
 
 }  // namespace cpreplay::io::otf2_buffer

@@ -263,7 +263,7 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
     // The data of a file cut short may end after a whole record (not after a timestamp or an
     // attribute list: their event follows).
     if (attributes_.empty()) record_ = p;
-    if (p >= end) return ran_out("before its end-of-file record");
+    if (p >= end) return ran_out("before the end-of-file record");
     if (*p == kTimestamp) {
       raw_time_ = load64(p + 1);
       p += 9;

@@ -54,8 +54,8 @@ struct DecodeResult {
   std::uint64_t records = 0;     ///< event records read, as libotf2 counts them
   bool interrupted = false;      ///< a callback returned something other than SUCCESS
   std::string changed;           ///< taken, but the file changed after the check: why
-  /// Taken, but the file was cut short (its data ends before its end-of-file record): where, as
-  /// "inside a record", "inside a chunk header", "before its end-of-file record" or "after an
+  /// Taken, but the file was cut short (its data ends before the end-of-file record): where, as
+  /// "inside a record", "inside a chunk header", "before the end-of-file record" or "after an
   /// end-of-chunk record" (the file ends there). Every whole record before the cut was called
   /// back; `records` counts them.
   std::string cut;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpreplay/error.hpp"
+#include "io/otf2_buffer.hpp"
 #include "io/otf2_event_decoder.hpp"
 
 namespace cpreplay::io {
@@ -1015,14 +1016,22 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   // decoder reads them itself when they hold nothing else; otherwise libotf2 reads them and
   // hands the decoder a copy through the definition callbacks.
   uint64_t chunk_events = 0, chunk_defs = 0;
-  const bool direct =
-      direct_decoding_allowed(anchor) && plain_archive(r, chunk_events, chunk_defs);
+  const bool plain = plain_archive(r, chunk_events, chunk_defs);
+  const bool direct = direct_decoding_allowed(anchor) && plain;
   LocalEventDefinitions local;
   const std::string def = rank_file(anchor, loc, ".def");
   struct stat st {};
   const bool have_def = ::stat(def.c_str(), &st) == 0;
   bool library_has_defs = !have_def;
   auto library_reads_defs = [&](LocalEventDefinitions* capture) {
+    if (plain) {
+      // libotf2 would read past the end of a file cut short (definitions_cut).
+      const std::string cut = otf2_buffer::definitions_cut(def, chunk_defs);
+      if (!cut.empty())
+        throw TraceError(anchor + ": " + where + ": local definitions " + def +
+                         " are cut short (they end " + cut + ", at " +
+                         std::to_string(st.st_size) + " bytes)");
+    }
     check(OTF2_Reader_OpenDefFiles(r), anchor, where + ": opening local definitions");
     if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, loc)) {
       std::unique_ptr<OTF2_DefReaderCallbacks, DefCallbacksDeleter> dcbs(
@@ -1134,11 +1143,23 @@ EventReadCounts event_read_counts() {
 
 Definitions read_definitions(const std::string& anchor) {
   ReaderPtr reader = open_archive(anchor);
-  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
   std::string def = anchor;  // the global definitions file next to the anchor
   const auto dot = def.rfind(".otf2");
   if (dot != std::string::npos && dot + 5 == def.size()) def.resize(dot);
   def += ".def";
+  // libotf2 reads past the end of a file cut short: stale definitions ("string 0 is defined
+  // twice") or a damage report instead of the truncation (otf2_buffer::definitions_cut).
+  uint64_t chunk_events = 0, chunk_defs = 0;
+  if (plain_archive(reader.get(), chunk_events, chunk_defs)) {
+    const std::string cut = otf2_buffer::definitions_cut(def, chunk_defs);
+    if (!cut.empty()) {
+      struct stat st {};
+      ::stat(def.c_str(), &st);
+      throw TraceError(anchor + ": global definitions " + def + " are cut short (they end " +
+                       cut + ", at " + std::to_string(st.st_size) + " bytes)");
+    }
+  }
+  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
   if (!gdr) {
     struct stat st {};
     if (::stat(def.c_str(), &st) != 0)

@@ -370,7 +370,7 @@ TEST(Otf2EventDecoder, AFileCutAtAnyByte_IsReadUpToTheCut) {
   EXPECT_NE(read_cut(tmp.path(), bytes, 20).error.find("(it ends inside a record, at 20 bytes)"),
             std::string::npos);
   EXPECT_NE(read_cut(tmp.path(), bytes, bytes.size() - 2).error.find(
-                "(it ends before its end-of-file record, at "),
+                "(it ends before the end-of-file record, at "),
             std::string::npos);
 }
 
@@ -549,6 +549,82 @@ TEST(Otf2EventDecoder, LocalDefinitionsLibotf2RefusesKeepTheirError) {
     EXPECT_NE(c.direct.error, "");
     expect_same(c.direct, c.library, "refused local definitions");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definition files cut short: libotf2 would read past their end too (for the global definitions
+// it reported "string 0 is defined twice" on HPCCG's cut at 5,000 bytes): the reader says so.
+
+TEST(Otf2EventDecoder, LocalDefinitionsCutAtAnyByte_SayWhereTheyEnd) {
+  TempDir tmp;
+  write_trace(tmp.path());
+  const fs::path def = tmp.path() / "traces/0.def";
+  write_def(def, {mapping(OTF2_MAPPING_REGION, {{1, 2}, {2, 1}}), clock_offset(5, 10),
+                  clock_offset(99, 20)});
+  const std::vector<char> bytes = slurp(def);
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  const RankRead whole = read_rank(anchor, defs, 0, false);
+  ASSERT_EQ(whole.error, "");
+  for (std::size_t size = 1; size + 1 < bytes.size(); ++size) {
+    spit(def, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(size)));
+    const std::string where = std::to_string(size) + " of " + std::to_string(bytes.size());
+    const std::string error = "traces.otf2: rank 0: local definitions " + def.string() +
+                              " are cut short (they end ";
+    for (const bool library : {false, true}) {
+      const RankRead cut = read_rank(anchor, defs, 0, library, true);
+      EXPECT_NE(cut.error.find(error), std::string::npos) << where << ": " << cut.error;
+      EXPECT_NE(cut.error.find(", at " + std::to_string(size) + " bytes)"), std::string::npos)
+          << cut.error;
+    }
+  }
+  // The header, a record, the end-of-file record.
+  const auto message = [&](std::size_t size) {
+    spit(def, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(size)));
+    return read_rank(anchor, defs, 0, false).error;
+  };
+  EXPECT_NE(message(17).find("(they end inside a chunk header, at 17 bytes)"), std::string::npos);
+  EXPECT_NE(message(20).find("(they end inside a record, at 20 bytes)"), std::string::npos);
+  EXPECT_NE(message(bytes.size() - 2).find("(they end before the end-of-file record, at "),
+            std::string::npos);
+  // Without only the byte after the end-of-file record it is whole.
+  spit(def, std::vector<char>(bytes.begin(), bytes.end() - 1));
+  const RankRead last = read_rank(anchor, defs, 0, false);
+  EXPECT_EQ(last.error, "");
+  expect_same(last, whole, "the last byte cut");
+}
+
+TEST(Otf2EventDecoder, GlobalDefinitionsCutAtAnyByte_SayWhereTheyEnd) {
+  TempDir tmp;
+  write_trace(tmp.path());
+  const fs::path def = tmp.path() / "traces.def";
+  const std::vector<char> bytes = slurp(def);
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  ASSERT_GT(bytes.size(), 100u);
+  ASSERT_EQ(bytes[bytes.size() - 2], 2);  // OTF2_BUFFER_END_OF_FILE
+  const auto read = [&](std::size_t size) -> std::string {
+    spit(def, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<long>(size)));
+    try {
+      cpreplay::io::read_definitions(anchor);
+    } catch (const cpreplay::TraceError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (std::size_t size = 1; size + 1 < bytes.size(); ++size) {
+    const std::string error = read(size);
+    EXPECT_NE(error.find(anchor + ": global definitions " + def.string() +
+                         " are cut short (they end "),
+              std::string::npos)
+        << size << ": " << error;
+    EXPECT_NE(error.find(", at " + std::to_string(size) + " bytes)"), std::string::npos)
+        << error;
+  }
+  EXPECT_NE(read(10).find("(they end inside a chunk header, at 10 bytes)"), std::string::npos);
+  EXPECT_NE(read(bytes.size() - 2).find("(they end before the end-of-file record, at "),
+            std::string::npos);
+  EXPECT_EQ(read(bytes.size() - 1), "");
+  EXPECT_EQ(read(bytes.size()), "");
 }
 
 }  // namespace
