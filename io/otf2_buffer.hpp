@@ -155,7 +155,7 @@ Stop for_each_chunk(const ChunkedFile& file, std::uint64_t chunk_size, std::uint
 /// chunk headers, then records that all have a length (definitions have no timestamps and no
 /// records without one) up to an end-of-chunk or end-of-file record. Returns where a file cut
 /// short ends, as Stop::kCut describes it ("inside a record", "inside a chunk header", "before
-/// its end-of-file record", "after an end-of-chunk record"); "" for a whole file and for one
+/// the end-of-file record", "after an end-of-chunk record"); "" for a whole file and for one
 /// damaged otherwise (libotf2 reports that). libotf2 itself reads past the end of a file cut
 /// short (docs/replay-engine.md section 10), so its readers ask this first.
 inline std::string definitions_cut(const std::string& path, std::uint64_t chunk_size) {

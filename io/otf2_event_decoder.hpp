@@ -8,8 +8,8 @@
 // convert, an attribute of an unknown type) leaves the file to libotf2, so errors and --partial
 // stay the library's. A file cut short (it ends inside its last chunk, or after an end-of-chunk
 // record) is the exception: the decoder reads it up to the cut and says so, because libotf2
-// reads past the end of such a file. The layout was learned from OTF2 3.x's reader (facts only, no code); the .cpp
-// says where each fact comes from.
+// reads past the end of such a file. The layout was learned from OTF2 3.x's reader (facts only,
+// no code); the .cpp says where each fact comes from.
 #pragma once
 
 #include <otf2/otf2.h>

@@ -30,8 +30,7 @@ std::atomic<std::uint64_t> g_direct_reads{0};   // event files decoded by otf2_e
 std::atomic<std::uint64_t> g_library_reads{0};  // event files read by libotf2
 std::mutex g_declined_mutex;
 std::string g_last_declined;  // why the decoder last declined a file (under g_declined_mutex)
-std::string g_last_cut;       // the last file the decoder read cut short (the same), and where
-std::uint64_t g_last_cut_at = 0;
+std::uint64_t g_last_cut_at = 0;  // where the last event file read cut short ends (the same)
 std::atomic<std::uint64_t> g_direct_defs{0};     // local definition files read directly
 std::atomic<std::uint64_t> g_library_defs{0};    // local definition files read by libotf2
 
@@ -943,6 +942,16 @@ bool plain_archive(OTF2_Reader* r, uint64_t& chunk_events, uint64_t& chunk_defs)
          OTF2_Reader_GetChunkSize(r, &chunk_events, &chunk_defs) == OTF2_SUCCESS;
 }
 
+/// " are cut short (they end ..., at N bytes)" if the definition file `def` was cut short
+/// (otf2_buffer::definitions_cut: libotf2 would read past its end), else "".
+std::string cut_short(const std::string& def, std::uint64_t chunk_size) {
+  const std::string where = otf2_buffer::definitions_cut(def, chunk_size);
+  if (where.empty()) return "";
+  struct stat st {};
+  ::stat(def.c_str(), &st);
+  return " are cut short (they end " + where + ", at " + std::to_string(st.st_size) + " bytes)";
+}
+
 /// The callbacks every event goes to, whichever reader decodes it: the direct decoder calls
 /// them, and read_location registers the same ones with libotf2 (with_library).
 EventCallbacks event_callbacks() {
@@ -1024,14 +1033,9 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
   const bool have_def = ::stat(def.c_str(), &st) == 0;
   bool library_has_defs = !have_def;
   auto library_reads_defs = [&](LocalEventDefinitions* capture) {
-    if (plain) {
-      // libotf2 would read past the end of a file cut short (definitions_cut).
-      const std::string cut = otf2_buffer::definitions_cut(def, chunk_defs);
-      if (!cut.empty())
-        throw TraceError(anchor + ": " + where + ": local definitions " + def +
-                         " are cut short (they end " + cut + ", at " +
-                         std::to_string(st.st_size) + " bytes)");
-    }
+    if (plain)
+      if (const std::string cut = cut_short(def, chunk_defs); !cut.empty())
+        throw TraceError(anchor + ": " + where + ": local definitions " + def + cut);
     check(OTF2_Reader_OpenDefFiles(r), anchor, where + ": opening local definitions");
     if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, loc)) {
       std::unique_ptr<OTF2_DefReaderCallbacks, DefCallbacksDeleter> dcbs(
@@ -1079,7 +1083,6 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
       if (!d.cut.empty()) {
         {
           const std::lock_guard<std::mutex> lock(g_declined_mutex);
-          g_last_cut = evt;
           g_last_cut_at = d.cut_at;
         }
         // --partial: the events before the cut are what the rank wrote before it died.
@@ -1137,8 +1140,7 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 EventReadCounts event_read_counts() {
   const std::lock_guard<std::mutex> lock(g_declined_mutex);
   return EventReadCounts{g_direct_reads.load(), g_library_reads.load(), g_last_declined,
-                         g_direct_defs.load(),  g_library_defs.load(),  g_last_cut_at,
-                         g_last_cut};
+                         g_direct_defs.load(), g_library_defs.load(), g_last_cut_at};
 }
 
 Definitions read_definitions(const std::string& anchor) {
@@ -1148,17 +1150,11 @@ Definitions read_definitions(const std::string& anchor) {
   if (dot != std::string::npos && dot + 5 == def.size()) def.resize(dot);
   def += ".def";
   // libotf2 reads past the end of a file cut short: stale definitions ("string 0 is defined
-  // twice") or a damage report instead of the truncation (otf2_buffer::definitions_cut).
+  // twice") or a damage report instead of the truncation.
   uint64_t chunk_events = 0, chunk_defs = 0;
-  if (plain_archive(reader.get(), chunk_events, chunk_defs)) {
-    const std::string cut = otf2_buffer::definitions_cut(def, chunk_defs);
-    if (!cut.empty()) {
-      struct stat st {};
-      ::stat(def.c_str(), &st);
-      throw TraceError(anchor + ": global definitions " + def + " are cut short (they end " +
-                       cut + ", at " + std::to_string(st.st_size) + " bytes)");
-    }
-  }
+  if (plain_archive(reader.get(), chunk_events, chunk_defs))
+    if (const std::string cut = cut_short(def, chunk_defs); !cut.empty())
+      throw TraceError(anchor + ": global definitions " + def + cut);
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
   if (!gdr) {
     struct stat st {};

@@ -54,9 +54,8 @@ struct EventReadCounts {
   std::uint64_t defs_direct = 0;   ///< local definition files (.def) read without libotf2
   std::uint64_t defs_library = 0;  ///< local definition files read by libotf2
   /// The last event file the decoder read cut short: where its whole records end (DecodeResult::
-  /// cut_at), and the file; 0 and "" if none.
+  /// cut_at); 0 if none.
   std::uint64_t last_cut_at = 0;
-  std::string last_cut;
 };
 EventReadCounts event_read_counts();
 
