@@ -925,9 +925,17 @@ OTF2_CallbackCode def_clock_offset(void* ud, OTF2_TimeStamp time, int64_t offset
 /// The direct decoder reads the files of archives whose anchor ends in ".otf2" (where
 /// rank_file names the files libotf2 opens), unless CPREPLAY_TEST_OTF2_LIBRARY_EVENTS asks for
 /// the library (tests compare the two).
-bool direct_decoding_allowed(const std::string& anchor) {
+bool library_events_asked() {
   const char* force = std::getenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
-  if (force && *force && std::strcmp(force, "0") != 0) return false;
+  return force && *force && std::strcmp(force, "0") != 0;
+}
+
+/// pin_environment's value: -1 unpinned, else whether the library was asked for.
+std::atomic<int> pinned_library_events{-1};
+
+bool direct_decoding_allowed(const std::string& anchor) {
+  const int pinned = pinned_library_events.load(std::memory_order_acquire);
+  if (pinned < 0 ? library_events_asked() : pinned == 1) return false;
   return anchor.size() > 5 && anchor.compare(anchor.size() - 5, 5, ".otf2") == 0;
 }
 
@@ -1136,6 +1144,12 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
 }
 
 }  // namespace
+
+void pin_environment() {
+  pinned_library_events.store(library_events_asked() ? 1 : 0, std::memory_order_release);
+}
+
+void unpin_environment() { pinned_library_events.store(-1, std::memory_order_release); }
 
 EventReadCounts event_read_counts() {
   const std::lock_guard<std::mutex> lock(g_declined_mutex);

@@ -44,6 +44,16 @@ LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs
                               int thread, CallTree& tree, const std::vector<ForkPoint>& forks,
                               bool partial = false);
 
+/// Reads, in the calling thread, the environment variable the event readers consult
+/// (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS) and keeps its value for every later read. The command
+/// calls it before its reading thread starts beside MPI_Init, which sets environment variables:
+/// getenv in one thread while another's setenv grows the environment reads freed memory (a
+/// crash, seen about once in a hundred runs). Unpinned, the readers ask at each read (the tests
+/// change the variable between reads).
+void pin_environment();
+/// Forgets the pinned value (tests).
+void unpin_environment();
+
 /// Event files read so far in this process: by the direct decoder (io/otf2_event_decoder.hpp)
 /// and by libotf2 (anything the decoder does not take, or CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1);
 /// the same for local definition files. For tests that must know which path read a file.

@@ -105,6 +105,8 @@ void EarlyRead::start(const Settings& settings) {
   // freed memory the later stages could not reuse: 2 MB more at the peak, measured).
   mallopt(M_ARENA_MAX, 1);
 #endif
+  // The thread must not read the environment: MPI_Init changes it meanwhile.
+  io::pin_environment();
   try {
     thread_ = std::thread([this, settings, rank, size] {
       try {

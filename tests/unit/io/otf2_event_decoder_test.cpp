@@ -253,6 +253,30 @@ TEST(Otf2EventDecoder, TheUndamagedTestTraceIsDecodedDirectly) {
   }
 }
 
+TEST(Otf2EventDecoder, APinnedEnvironmentIsNotReadAgain) {
+  // The command pins the environment before its reading thread starts beside MPI_Init (which
+  // sets variables: a getenv there crashed about once in a hundred runs); the readers then
+  // keep the pinned choice whatever the environment says later.
+  TempDir tmp;
+  write_trace(tmp.path());
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const Definitions defs = cpreplay::io::read_definitions(anchor);
+  ::unsetenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
+  cpreplay::io::pin_environment();
+  const RankRead asked_library = read_rank(anchor, defs, 0, true);  // sets the variable
+  ::setenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS", "1", 1);
+  cpreplay::io::pin_environment();
+  const RankRead asked_direct = read_rank(anchor, defs, 0, false);  // clears it
+  cpreplay::io::unpin_environment();
+  const RankRead unpinned = read_rank(anchor, defs, 0, true);
+  EXPECT_EQ(asked_library.direct, 1u);
+  EXPECT_EQ(asked_library.library, 0u);
+  EXPECT_EQ(asked_direct.direct, 0u);
+  EXPECT_EQ(asked_direct.library, 1u);
+  EXPECT_EQ(unpinned.library, 1u);
+  expect_same(asked_library, asked_direct, "rank 0");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files cut short: decoded up to the cut (libotf2 reads past the end of such a file: the bytes of
 // its chunk buffer after the file's data, stale from an earlier read, become records).
