@@ -43,5 +43,23 @@ TEST(Rounding, AgreesWithLlroundOnEdgesAndAtRandom) {
   }
 }
 
+TEST(Rounding, AgreesWithLlroundAtEveryExponentsHalvesAndTheirNeighbours) {
+  // Where ulp(x) is 1/2, 1/4, ... the sum x + 0.49999999999999994 rounds: the integers, halves
+  // and quarters near every power of two, and the five doubles on either side of each.
+  for (int e = -60; e < 63; ++e)
+    for (std::int64_t k = -40; k <= 40; ++k)
+      for (double h : {0.0, 0.25, 0.5, 0.75, 1.5}) {
+        const double x = std::floor(std::ldexp(1.0, e)) + static_cast<double>(k) + h;
+        for (double dir : {1.0, -1.0}) {
+          double y = x;
+          for (int j = 0; j < 5; ++j, y = std::nextafter(y, dir * 0x1p70))
+            for (double v : {y, -y})
+              if (std::fabs(v) < 0x1p63) {
+                ASSERT_EQ(round_half_away(v), std::llround(v)) << v;
+              }
+        }
+      }
+}
+
 }  // namespace
 }  // namespace cpreplay::replay
