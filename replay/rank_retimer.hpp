@@ -163,6 +163,11 @@ class RankRetimer {
   /// also notes the factors of the balanced visits nested in it (Part::memo), so that those
   /// do not walk again (the same sums, the same values).
   double visit_factor(Part& g, EventIdx enter, int slot) const;
+  /// The factor of a master's only visit of the slot's call path (only_visit_), unwalked.
+  double only_visit_factor(int slot) const {
+    const Clk x = only_visit_[slot];
+    return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
+  }
 
   // ---- Preparation: matching, collective rules, the cut points -------------------------------
   /// (2) The matched messages' tables, from the matching's recorder (emptied).
@@ -565,6 +570,10 @@ class RankRetimer {
   std::vector<int> slot_of_;                 ///< per call path: its balance slot, or -1
   std::vector<std::uint8_t> mpi_path_;       ///< per call path: an MPI region's
   std::vector<double> visit_mean_;           ///< per balance slot: ticks of a visit
+  /// per balance slot: a master's non-waiting ticks in its only visit of the call path (its
+  /// statistic), or -1 (more visits, or a worker thread): that visit's factor needs no walk
+  std::vector<Clk> only_visit_;
+  bool walk_every_visit_ = false;  ///< test hook: no only_visit_ (CPREPLAY_TEST_RETIME_UNSHARED)
   std::size_t B_ = 0;
   std::vector<TimeChange> sorted_changes_;   ///< planning: by call path, then clock
   std::vector<std::uint32_t> stat_of_;       ///< planning: per call path, its balance statistic

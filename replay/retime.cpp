@@ -60,6 +60,7 @@ class Retimer {
                  ? request.path_clock
                  : -1} {
     for (const LocalTrace& trace : shard.traces) ranks_.emplace_back(ctx_, trace);
+    for (RankRetimer& r : ranks_) r.walk_every_visit_ = unshared_;
     for (std::size_t i = 0; !unshared_ && i < ranks_.size() &&
                             i < request.profile_exclusive.size() &&
                             i < request.profile_visits.size();

@@ -134,6 +134,12 @@ void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
       mod.slot = static_cast<int>(visit_mean_.size());
       slot_of_[c.callpath] = mod.slot;
       visit_mean_.push_back(global[i] / global[m + i]);
+      // A call path a master visits once (main, an initialization): its statistic is that
+      // visit's non-waiting time, the sum the walk would find (the same activities, by
+      // innermost open region, each its busy time), so the visit is not walked.
+      only_visit_.push_back(!walk_every_visit_ && thread_ == 0 && stats_[m + i] == 1
+                                ? stats_[i]
+                                : Clk{-1});
     } else if (c.kind == TimeChange::Kind::Rebalance) {
       // A rank without time in it cannot take work there (it has no such code path).
       const std::size_t i = stat_of_[c.callpath];
@@ -181,6 +187,7 @@ void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
 }
 
 double RankRetimer::visit_factor(EventIdx enter, int slot) const {
+  if (only_visit_[slot] >= 0) return only_visit_factor(slot);
   Clk x = 0;
   int depth = 0;
   Clk prev = T(enter);
@@ -203,6 +210,7 @@ double RankRetimer::visit_factor(Part& g, EventIdx enter, int slot) const {
   while (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] < enter) ++g.memo_head;
   if (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] == enter)
     return g.memo_factor[g.memo_head++];
+  if (only_visit_[slot] >= 0) return only_visit_factor(slot);
   // Walk this visit as visit_factor(enter, slot) does; the activities inside it at depth >= 1
   // belong to the innermost region open there, and where that is a balanced visit noted
   // below, they add to its sum. Each depth's activities go to one accumulator (the visit's,
