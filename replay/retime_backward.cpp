@@ -32,6 +32,11 @@ bool RankRetimer::backward_round(bool& unfinished) {
   bool moved = false;
   for (std::size_t i = 0; i < parts_.size(); ++i) {
     Part& g = parts_[i];
+    if (i + kPrefetchAhead < parts_.size() && !parts_[i + kPrefetchAhead].done) {
+      const EventIdx e = parts_[i + kPrefetchAhead].e;  // steps back from here
+      const EventIdx from = e > kPrefetchEvents ? e - kPrefetchEvents : 0;
+      prefetch_events(from, e + 1 - from);
+    }
     if (team_.empty()) {
       if (g.done) continue;
       moved |= backward_step(g);

@@ -72,6 +72,11 @@ void RankRetimer::forward_window(std::size_t w0, std::size_t w1) {
 bool RankRetimer::forward_round(bool& unfinished) {
   bool moved = false;
   for (std::size_t i = 0; i < parts_.size(); ++i) {
+    if (i + kPrefetchAhead < parts_.size() && !parts_[i + kPrefetchAhead].done) {
+      const EventIdx e = parts_[i + kPrefetchAhead].e;  // < the trace's size: not done
+      prefetch_events(e, std::min<EventIdx>(kPrefetchEvents,
+                                            static_cast<EventIdx>(trace_.size()) - e));
+    }
     if (team_.empty()) {
       if (parts_[i].done) continue;
       moved |= forward_step(parts_[i], i);

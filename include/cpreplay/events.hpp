@@ -162,6 +162,7 @@ class TimeColumn {
   }
   std::size_t size() const { return off_.size(); }
   bool empty() const { return off_.empty(); }
+  const std::uint32_t* offsets() const { return off_.data(); }
   Ticks front() const { return (*this)[0]; }
   Ticks back() const { return (*this)[static_cast<EventIdx>(size() - 1)]; }
   void reserve(std::size_t n) {
@@ -235,6 +236,7 @@ class KindColumn {
     return n;
   }
   void reserve(std::size_t n) { packed_.reserve((n + 1) / 2); }
+  const std::uint8_t* packed() const { return packed_.data(); }
   /// For next_of: per packed byte, bit 0 when its first event's kind is one of a set of kinds,
   /// bit 1 when its second's is.
   struct KindSet {
