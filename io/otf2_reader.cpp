@@ -922,9 +922,7 @@ OTF2_CallbackCode def_clock_offset(void* ud, OTF2_TimeStamp time, int64_t offset
   return OTF2_CALLBACK_SUCCESS;
 }
 
-/// The direct decoder reads the files of archives whose anchor ends in ".otf2" (where
-/// rank_file names the files libotf2 opens), unless CPREPLAY_TEST_OTF2_LIBRARY_EVENTS asks for
-/// the library (tests compare the two).
+/// Whether CPREPLAY_TEST_OTF2_LIBRARY_EVENTS asks for libotf2 (tests compare the two paths).
 bool library_events_asked() {
   const char* force = std::getenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS");
   return force && *force && std::strcmp(force, "0") != 0;
@@ -933,6 +931,9 @@ bool library_events_asked() {
 /// pin_environment's value: -1 unpinned, else whether the library was asked for.
 std::atomic<int> pinned_library_events{-1};
 
+/// The direct decoder reads the files of archives whose anchor ends in ".otf2" (where
+/// rank_file names the files libotf2 opens), unless the test switch asks for the library (as
+/// pinned, or read now when unpinned).
 bool direct_decoding_allowed(const std::string& anchor) {
   const int pinned = pinned_library_events.load(std::memory_order_acquire);
   if (pinned < 0 ? library_events_asked() : pinned == 1) return false;
