@@ -48,7 +48,7 @@ LocalTrace read_worker_events(const std::string& anchor, const Definitions& defs
 /// (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS) and keeps its value for every later read. The command
 /// calls it before its reading thread starts beside MPI_Init, which sets environment variables:
 /// getenv in one thread while another's setenv grows the environment reads freed memory (a
-/// crash, seen about once in a hundred runs). Unpinned, the readers ask at each read (the tests
+/// crash, seen once in about 400 runs). Unpinned, the readers ask at each read (the tests
 /// change the variable between reads).
 void pin_environment();
 /// Forgets the pinned value (tests).

@@ -255,7 +255,7 @@ TEST(Otf2EventDecoder, TheUndamagedTestTraceIsDecodedDirectly) {
 
 TEST(Otf2EventDecoder, APinnedEnvironmentIsNotReadAgain) {
   // The command pins the environment before its reading thread starts beside MPI_Init (which
-  // sets variables: a getenv there crashed about once in a hundred runs); the readers then
+  // sets variables: a getenv there crashed once in about 400 runs); the readers then
   // keep the pinned choice whatever the environment says later.
   TempDir tmp;
   write_trace(tmp.path());
