@@ -374,8 +374,8 @@ class RankRetimer {
     return world_of(comm, k % comm_size(comm));
   }
 
-  /// Reads one round's records. Returns whether any arrived.
-  bool receive(RecordExchange& ex);
+  /// Reads one round's records.
+  void receive(RecordExchange& ex);
 
   // ---- Collective hosts -----------------------------------------------------------------------
   HostInstance& host_instance(std::uint32_t comm, std::uint32_t k);

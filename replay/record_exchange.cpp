@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One all-to-all of counts per round, then one block per process pair with bytes, point to
-// point; frames per pair of ranks inside.
+// One block per process pair per round, point to point, its size found by a matched probe; the
+// round's two flags at the head of each block; frames per pair of ranks inside.
 #include "replay/record_exchange.hpp"
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cpreplay/error.hpp"
 
@@ -23,7 +25,11 @@ RecordExchange::RecordExchange(const World& world, const RankBlocks& blocks)
       out_(static_cast<std::size_t>(world.size())),
       open_(static_cast<std::size_t>(world.size()), kNoFrame),
       open_pair_(static_cast<std::size_t>(world.size())),
-      inbox_(static_cast<std::size_t>(blocks.count(world.rank()))) {}
+      inbox_(static_cast<std::size_t>(blocks.count(world.rank()))) {
+  for (ByteBuffer& o : out_) clear_block(o);
+  const char* sized = std::getenv("CPREPLAY_TEST_EXCHANGE_SIZED");
+  sized_ = sized != nullptr && *sized != '\0' && std::string(sized) != "0";
+}
 
 void ByteBuffer::grow(std::size_t at_least) {
   std::size_t cap = capacity_ < 256 ? 256 : capacity_ * 2;
@@ -66,15 +72,23 @@ ByteBuffer& RecordExchange::to(Rank source, Rank dest) {
   return out;
 }
 
+void RecordExchange::clear_block(ByteBuffer& out) {
+  out.clear();
+  out.resize(kPrefix);  // the flags, written when the block goes
+}
+
 void RecordExchange::release_buffers() {
-  for (ByteBuffer& o : out_) o.release();
+  for (ByteBuffer& o : out_) {
+    o.release();
+    clear_block(o);
+  }
   in_.release();
   for (auto& list : inbox_) std::vector<Frame>().swap(list);
 }
 
 bool RecordExchange::outbox_empty() const {
   for (const auto& o : out_)
-    if (!o.empty()) return false;
+    if (o.size() > kPrefix) return false;
   return true;
 }
 
@@ -84,73 +98,131 @@ void RecordExchange::exchange() {
   exchange(none, any);
 }
 
+void RecordExchange::exchange_probed() {
+  const int n = world_.size();
+  const auto me = static_cast<std::size_t>(world_.rank());
+  // Every other process gets a block each round, at least the flags: one message per pair,
+  // whose size a matched probe tells. Each block goes from its destination's buffer: no copy
+  // of the round's blocks into one send buffer (what-if's rounds are 100-400 KiB each on the
+  // bench reference trace).
+  for (int r = 0; r < n; ++r) {
+    if (static_cast<std::size_t>(r) == me) continue;
+    ByteBuffer& out = out_[static_cast<std::size_t>(r)];
+    requests_.emplace_back();
+    MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, r, kRoundTag, world_.comm(),
+              &requests_.back());
+  }
+  // The blocks land in source order, as an all-to-all-v would place them; a round's messages
+  // are all received before the next round sends (non-overtaking per source and tag).
+  messages_.resize(static_cast<std::size_t>(n));
+  const std::size_t first = received_.size();
+  std::size_t total = in_.size();
+  for (int r = 0; r < n; ++r) {
+    if (static_cast<std::size_t>(r) == me) continue;
+    MPI_Status status;
+    MPI_Mprobe(r, kRoundTag, world_.comm(), &messages_[static_cast<std::size_t>(r)], &status);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    received_.push_back(Block{total, static_cast<std::size_t>(count)});
+    total += static_cast<std::size_t>(count);
+  }
+  in_.resize(total);
+  for (std::size_t b = first, r = 0; b < received_.size(); ++b, ++r) {
+    if (r == me) ++r;
+    requests_.emplace_back();
+    MPI_Imrecv(in_.data() + received_[b].offset, static_cast<int>(received_[b].bytes), MPI_BYTE,
+               &messages_[r], &requests_.back());
+  }
+}
+
+void RecordExchange::exchange_sized(int any[2]) {
+  const int n = world_.size();
+  const auto me = static_cast<std::size_t>(world_.rank());
+  // Per destination process: the block's size (0: nothing but the flags, not sent) and the
+  // flags, in one all-to-all; then the blocks with records, point to point.
+  std::vector<int> send_head(3 * static_cast<std::size_t>(n), 0);
+  std::vector<int> recv_head(3 * static_cast<std::size_t>(n), 0);
+  for (std::size_t r = 0; r < out_.size(); ++r) {
+    if (r == me) continue;
+    const std::size_t bytes = out_[r].size() > kPrefix ? out_[r].size() : 0;
+    send_head[3 * r] = static_cast<int>(bytes);
+    std::memcpy(&send_head[3 * r + 1], out_[r].data(), kPrefix);
+  }
+  MPI_Alltoall(send_head.data(), 3, MPI_INT, recv_head.data(), 3, MPI_INT, world_.comm());
+  std::size_t total = in_.size();
+  for (int r = 0; r < n; ++r) {
+    any[0] |= recv_head[3 * static_cast<std::size_t>(r) + 1];
+    any[1] |= recv_head[3 * static_cast<std::size_t>(r) + 2];
+    const auto bytes = static_cast<std::size_t>(recv_head[3 * static_cast<std::size_t>(r)]);
+    if (static_cast<std::size_t>(r) == me || bytes == 0) continue;
+    received_.push_back(Block{total, bytes});
+    total += bytes;
+  }
+  in_.resize(total);
+  for (std::size_t b = 1, r = 0; r < static_cast<std::size_t>(n); ++r) {
+    if (r == me || recv_head[3 * r] == 0) continue;
+    requests_.emplace_back();
+    MPI_Irecv(in_.data() + received_[b].offset, recv_head[3 * r], MPI_BYTE, static_cast<int>(r),
+              kRoundTag, world_.comm(), &requests_.back());
+    ++b;
+  }
+  for (std::size_t r = 0; r < out_.size(); ++r)
+    if (send_head[3 * r] > 0) {
+      requests_.emplace_back();
+      MPI_Isend(out_[r].data(), send_head[3 * r], MPI_BYTE, static_cast<int>(r), kRoundTag,
+                world_.comm(), &requests_.back());
+    }
+}
+
 void RecordExchange::exchange(const int flags[2], int any[2]) {
   const int n = world_.size();
   const auto me = static_cast<std::size_t>(world_.rank());
   for (std::size_t p = 0; p < out_.size(); ++p) close(p);
-  // Per destination process: the byte count and this process's two flags.
-  std::vector<int> send_head(3 * static_cast<std::size_t>(n), 0);
-  std::vector<int> recv_head(3 * static_cast<std::size_t>(n), 0);
-  std::vector<int> send_counts(n, 0), recv_counts(n, 0), recv_displs(n, 0);
-  for (int r = 0; r < n; ++r) {
-    if (static_cast<std::size_t>(r) == me) continue;
-    if (out_[r].size() > static_cast<std::size_t>(INT_MAX))
-      throw ReplayError("backward replay: more than 2 GiB of records in one round");
-    send_counts[r] = static_cast<int>(out_[r].size());
-  }
-  // The block to this process itself goes first, in memory.
-  in_.swap(out_[me]);
-  out_[me].clear();
-  const std::size_t own = in_.size();
   any[0] = flags[0];
   any[1] = flags[1];
+  // The block to this process itself goes first, in memory.
+  in_.swap(out_[me]);
+  clear_block(out_[me]);
+  received_.clear();
+  received_.push_back(Block{0, in_.size()});
   if (n > 1) {
-    for (int r = 0; r < n; ++r) {
-      send_head[3 * r] = send_counts[r];
-      send_head[3 * r + 1] = flags[0];
-      send_head[3 * r + 2] = flags[1];
+    for (std::size_t p = 0; p < out_.size(); ++p) {
+      if (p == me) continue;
+      if (out_[p].size() > static_cast<std::size_t>(INT_MAX))
+        throw ReplayError("backward replay: more than 2 GiB of records in one round");
+      std::memcpy(out_[p].data(), flags, kPrefix);
     }
-    MPI_Alltoall(send_head.data(), 3, MPI_INT, recv_head.data(), 3, MPI_INT, world_.comm());
-    long long total = 0;
-    for (int r = 0; r < n; ++r) {
-      recv_counts[r] = recv_head[3 * r];
-      any[0] |= recv_head[3 * r + 1];
-      any[1] |= recv_head[3 * r + 2];
-      recv_displs[r] = static_cast<int>(total);
-      total += recv_counts[r];
-    }
-    if (total > static_cast<long long>(INT_MAX))
-      throw ReplayError("backward replay: more than 2 GiB of records in one round");
-    in_.resize(own + static_cast<std::size_t>(total));
-    // Each block goes from its destination's buffer, point to point: no copy of the round's
-    // blocks into one send buffer (a fresh one per round was an allocation and a copy of
-    // every byte; what-if's rounds are 100-400 KiB each on the bench reference trace). The
-    // bytes land where an all-to-all-v would put them; a round's messages are all received
-    // before the next round sends (non-overtaking per source and tag).
     requests_.clear();
-    for (int r = 0; r < n; ++r)
-      if (static_cast<std::size_t>(r) != me && recv_counts[r] > 0) {
-        requests_.emplace_back();
-        MPI_Irecv(in_.data() + own + recv_displs[r], recv_counts[r], MPI_BYTE, r, kRoundTag,
-                  world_.comm(), &requests_.back());
-      }
-    for (int r = 0; r < n; ++r)
-      if (static_cast<std::size_t>(r) != me && send_counts[r] > 0) {
-        requests_.emplace_back();
-        MPI_Isend(out_[r].data(), send_counts[r], MPI_BYTE, r, kRoundTag, world_.comm(),
-                  &requests_.back());
-      }
+    if (n <= kProbedUpTo && !sized_)
+      exchange_probed();
+    else
+      exchange_sized(any);
     MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
-  for (auto& o : out_) o.clear();
+  for (std::size_t p = 0; p < out_.size(); ++p)
+    if (p != me) clear_block(out_[p]);
   // Frames by destination, then by source (stable: a source's frames stay in posting order).
   for (auto& list : inbox_) list.clear();
-  for (std::size_t at = 0; at + sizeof(Head) <= in_.size();) {
-    Head head;
-    std::memcpy(&head, in_.data() + at, sizeof head);
-    at += sizeof head;
-    inbox_[static_cast<std::size_t>(head.dest - first_)].push_back(Frame{head.source, at, head.bytes});
-    at += head.bytes;
+  for (std::size_t b = 0; b < received_.size(); ++b) {
+    const Block& block = received_[b];
+    if (block.bytes < kPrefix)
+      throw ReplayError("backward replay: a round's block of " + std::to_string(block.bytes) +
+                        " bytes has no flags");
+    if (b > 0) {
+      int theirs[2];
+      std::memcpy(theirs, in_.data() + block.offset, kPrefix);
+      any[0] |= theirs[0];
+      any[1] |= theirs[1];
+    }
+    const std::size_t end = block.offset + block.bytes;
+    for (std::size_t at = block.offset + kPrefix; at + sizeof(Head) <= end;) {
+      Head head;
+      std::memcpy(&head, in_.data() + at, sizeof head);
+      at += sizeof head;
+      inbox_[static_cast<std::size_t>(head.dest - first_)].push_back(
+          Frame{head.source, at, head.bytes});
+      at += head.bytes;
+    }
   }
   for (auto& list : inbox_)
     std::stable_sort(list.begin(), list.end(),

@@ -121,7 +121,7 @@ class RecordExchange {
   /// round). MPI: collective on world.
   void exchange();
   /// The same, and `flags` (two bits per process) are ORed over all processes into `any`: they
-  /// ride with the block sizes, so a round needs no reduction of its own.
+  /// ride at the head of every block, so a round needs no reduction of its own.
   /// MPI: collective on world.
   void exchange(const int flags[2], int any[2]);
   /// Gives back the memory of the last round's blocks (kept for the next round otherwise):
@@ -149,8 +149,24 @@ class RecordExchange {
     std::size_t offset;
     std::size_t bytes;
   };
+  /// A received block (this process's own first, then by source process): in_[offset, ...).
+  struct Block {
+    std::size_t offset;
+    std::size_t bytes;
+  };
+  /// Every block starts with the sending process's two flags (int each).
+  static constexpr std::size_t kPrefix = 2 * sizeof(int);
   /// Ends the open frame of the block to process p (writes its length).
   void close(std::size_t p);
+  /// Empties a block to a process, but for the room of its flags.
+  static void clear_block(ByteBuffer& out);
+  /// Up to this many processes a round is one message per pair, its size found by a matched
+  /// probe: one synchronization per round instead of two (docs/replay-engine.md §3). Beyond,
+  /// the sizes go first in an all-to-all, whose MPI algorithm scales with the process count,
+  /// and only blocks with records follow.
+  static constexpr int kProbedUpTo = 32;
+  void exchange_probed();
+  void exchange_sized(int any[2]);
 
   const World& world_;
   RankBlocks blocks_;
@@ -160,6 +176,10 @@ class RecordExchange {
   std::vector<std::pair<Rank, Rank>> open_pair_;  ///< ...and its source and destination
   ByteBuffer in_;                       ///< this round's received bytes (frames)
   std::vector<MPI_Request> requests_;   ///< a round's sends and receives
+  std::vector<MPI_Message> messages_;   ///< per source process: its block, probed
+  std::vector<Block> received_;         ///< this round's blocks in in_
+  /// Test hook CPREPLAY_TEST_EXCHANGE_SIZED: the sized exchange at every process count.
+  bool sized_ = false;
   std::vector<std::vector<Frame>> inbox_;  ///< per held rank: its frames, by source
 };
 

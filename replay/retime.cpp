@@ -297,13 +297,15 @@ class Retimer {
         // Masters step their threads too (forward_round); records come to masters only.
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.forward_round(unfinished) || moved;
-        ex.exchange();
-        for (RankRetimer& r : ranks_) moved = r.receive(ex) || moved;
+        // A round moved if a step did or a record goes out (every record posted is delivered
+        // in this exchange); both flags ride at the head of every block.
+        const int flags[2] = {unfinished ? 1 : 0, moved || !ex.outbox_empty() ? 1 : 0};
+        int any[2];
+        ex.exchange(flags, any);
+        for (RankRetimer& r : ranks_) r.receive(ex);
         ++result.forward_rounds;
-        int flags[2] = {unfinished ? 1 : 0, moved ? 1 : 0};
-        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
-        if (flags[0] == 0) break;
-        if (flags[1] == 0)
+        if (any[0] == 0) break;
+        if (any[1] == 0)
           for (RankRetimer* r : locs_) r->release_forward();
       }
       // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
@@ -477,13 +479,15 @@ class Retimer {
       for (;;) {
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.backward_round(unfinished) || moved;
-        ex.exchange();
-        for (RankRetimer& r : ranks_) moved = r.receive(ex) || moved;
+        // A round moved if a step did or a record goes out (every record posted is delivered
+        // in this exchange); both flags ride at the head of every block.
+        const int flags[2] = {unfinished ? 1 : 0, moved || !ex.outbox_empty() ? 1 : 0};
+        int any[2];
+        ex.exchange(flags, any);
+        for (RankRetimer& r : ranks_) r.receive(ex);
         ++result.backward_rounds;
-        int flags[2] = {unfinished ? 1 : 0, moved ? 1 : 0};
-        MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, world_.comm());
-        if (flags[0] == 0) break;
-        if (flags[1] == 0)
+        if (any[0] == 0) break;
+        if (any[1] == 0)
           for (RankRetimer* r : locs_) r->release_backward();
       }
     }

@@ -30,14 +30,12 @@ CPREPLAY_CLOCK_LOOPS Clk RankRetimer::pool_store(const char*& p, Rank partner) {
   return slot;
 }
 
-CPREPLAY_CLOCK_LOOPS bool RankRetimer::receive(RecordExchange& ex) {
-  bool any = false;
+CPREPLAY_CLOCK_LOOPS void RankRetimer::receive(RecordExchange& ex) {
   rx_.resize(S_);
   ex.for_each_from(me_, [&](Rank source, const char* data, std::size_t size) {
     const char* p = data;
     const char* end = p + size;
     while (p < end) {
-      any = true;
       const Rec type = static_cast<Rec>(get<std::uint8_t>(p));
       switch (type) {
         case kLsF: {
@@ -103,7 +101,6 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::receive(RecordExchange& ex) {
       }
     }
   });
-  return any;
 }
 
 HostInstance& RankRetimer::host_instance(std::uint32_t comm, std::uint32_t k) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -107,10 +108,24 @@ std::string analyzed_line(int ranks, int processes) {
          " each";
 }
 
-/// Runs at N (the reference), 1 and each other M, and checks that everything agrees.
+/// Sets a test hook for its lifetime.
+struct HookGuard {
+  explicit HookGuard(const char* name) : name_(name) {
+    if (name_ != nullptr) ::setenv(name_, "1", 1);
+  }
+  ~HookGuard() {
+    if (name_ != nullptr) ::unsetenv(name_);
+  }
+  HookGuard(const HookGuard&) = delete;
+  HookGuard& operator=(const HookGuard&) = delete;
+  const char* name_;
+};
+
+/// Runs at N (the reference), 1 and each other M, and checks that everything agrees. With
+/// `others_hook`, that test hook is set for the other runs (not the reference).
 void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
                     const std::vector<int>& others, const std::vector<std::string>& extra,
-                    bool views = false) {
+                    bool views = false, const char* others_hook = nullptr) {
   const Run base = analyze(dir, anchor, ranks, extra, views);
   ASSERT_EQ(base.result.exit_code, 0);
   // Not vacuous: the reference has wait states and a critical path (hybrid traces without one,
@@ -138,6 +153,7 @@ void expect_same_at(const TempDir& dir, const std::string& anchor, int ranks,
     EXPECT_FALSE(base_json["what_if"]["callpaths"].array.empty());
     EXPECT_GT(scenario::total(base.cube, "near_critical_path"), 0.0);
   }
+  const HookGuard hook(others_hook);
   for (int m : others) {
     SCOPED_TRACE("M = " + std::to_string(m) + " of N = " + std::to_string(ranks));
     const Run run = analyze(dir, anchor, m, extra, views);
@@ -225,6 +241,18 @@ TEST(ProcessCount, Nonblocking5Ranks_SameAt1And3) {
   TempDir dir;
   const std::string anchor = make_trace(dir, {"nonblocking", "--ranks", "5", "--iters", "6"});
   expect_same_at(dir, anchor, 5, {1, 3}, {});
+}
+
+// A round's records go as one message per process pair, found by a probe, up to
+// RecordExchange::kProbedUpTo processes; beyond, the sizes go first in an all-to-all. The test
+// hook takes the sized way at every count (the what-if replay's rounds, the root causes'): the
+// same values as the probed rounds at N, also with a process that holds two ranks and one that
+// holds one.
+TEST(ProcessCount, SizedRoundExchange_SameAsProbedAt6_4_1) {
+  TempDir dir;
+  const std::string anchor = make_trace(dir, {"late-sender", "--ranks", "6", "--iters", "8"});
+  expect_same_at(dir, anchor, 6, {6, 4, 1}, {"--what-if", "work=0.5"}, false,
+                 "CPREPLAY_TEST_EXCHANGE_SIZED");
 }
 
 // --time-correct on a skewed clock (offsets by Bellman-Ford on process 0, shifts per rank).
