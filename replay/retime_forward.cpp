@@ -278,35 +278,48 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   const bool master = thread_ == 0;
   const EventIdx nudge = nudge_;
   while (g.e < g.stop) {
+    // A master's Enters and Leaves that complete nothing, are no collective's begin or end, no
+    // OpenMP synchronization and not the test hook's: their activities and the call paths they
+    // open or close, nothing else of the steps below applies (the unchanged clock keeps its
+    // check: only a synchronization or the hook can move it). Their loop keeps the event, its
+    // predecessor's time and the call path in locals: as the part's fields they were stored
+    // and loaded again at every event, behind the clocks' stores (which may alias them).
+    if (master && no_pending) {
+      EventIdx e = g.e;
+      Clk prev = g.prev;
+      std::uint32_t cp = g.cp;
+      const EventIdx stop = g.stop;
+      for (; e < stop; ++e) {
+        const EventKind k = trace_.kind[e];
+        if ((k != EventKind::Enter && k != EventKind::Leave) || link_of(e) != kNoLink ||
+            sync_.test(e) || e == nudge || e == coll_begin || e == coll_end)
+          break;
+        const Clk t = T(e);
+        const Clk d = t - prev;
+        lag += d;
+        apply_changes(a, cp, d, vis, e, k);
+        const std::uint32_t r = trace_.ref[e];
+        if (k == EventKind::Enter) {
+          cp = r;
+          if (mpi_path_[r]) snapshot_enter();
+          const int b = slot_of_[r];
+          if (b >= 0) vis[b] = visit_factor(g, e, b);
+        } else {
+          const int b = slot_of_[r];
+          if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+          cp = parent(r);
+        }
+        prev = t;
+      }
+      if (e != g.e) moved = true;
+      g.e = e;
+      g.prev = prev;
+      g.cp = cp;
+      if (e >= stop) break;
+    }
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
     const std::uint32_t link = link_of(e);
-    // A master's Enter or Leave that completes nothing, is no collective's begin or end, no
-    // OpenMP synchronization and not the test hook's: its activity and the call path it opens
-    // or closes, nothing else of the steps below applies (the unchanged clock keeps its check:
-    // only a synchronization or the hook can move it).
-    if ((k == EventKind::Enter || k == EventKind::Leave) && master && link == kNoLink &&
-        !sync_.test(e) && e != nudge && no_pending && e != coll_begin && e != coll_end) {
-      const Clk t = T(e);
-      const Clk d = t - g.prev;
-      lag += d;
-      apply_changes(a, g.cp, d, vis, e, k);
-      const std::uint32_t r = trace_.ref[e];
-      if (k == EventKind::Enter) {
-        g.cp = r;
-        if (mpi_path_[r]) snapshot_enter();
-        const int b = slot_of_[r];
-        if (b >= 0) vis[b] = visit_factor(g, e, b);
-      } else {
-        const int b = slot_of_[r];
-        if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
-        g.cp = parent(r);
-      }
-      g.prev = t;
-      ++g.e;
-      moved = true;
-      continue;
-    }
     // A worker thread's activities as activity_path has them (its outermost regions' parent
     // is its master's call path, not open on the thread).
     if (thread_ != 0) g.cp = activity_path(e);
