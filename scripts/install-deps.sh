@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything cpreplay needs to build and test, from Debian's packages (run as root).
-# usage: install-deps.sh [--with-browser]
+# usage: install-deps.sh [--with-browser] [--with-bench]
 #   --with-browser: also Chromium, for the test that opens the --overview SVG in a real browser,
 #   and npm with speedscope (in ~/.cache/cpreplay/speedscope, outside the source tree), for the
 #   test that opens the --timeline of ../shared/real in it (both skip without them; Chromium is
 #   large, so the default set-up leaves it out).
+#   --with-bench: also what bench/ uses beyond the build: Debian's python3-otf2 (simtrace.py's
+#   traces) and valgrind (bench/instructions.sh). The test suite needs neither.
 set -euo pipefail
 packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-program-options-dev
           libgtest-dev zlib1g-dev cmake g++ make python3
@@ -13,7 +15,8 @@ packages=(openmpi-bin libopenmpi-dev libotf2-trace-dev otf2-tools libboost-progr
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium npm); viewer=1 ;;
-    *) echo "usage: install-deps.sh [--with-browser]" >&2; exit 2 ;;
+    --with-bench) packages+=(python3-otf2 valgrind) ;;
+    *) echo "usage: install-deps.sh [--with-browser] [--with-bench]" >&2; exit 2 ;;
   esac
 done
 missing=()
