@@ -278,6 +278,23 @@ class Retimer {
     for (RankRetimer* r : locs_) r->plan_finish(global);
   }
 
+  // ---- Rounds ----------------------------------------------------------------------------------
+  /// Whether some location anywhere is unfinished, and whether the round moved anywhere.
+  struct RoundFlags {
+    bool unfinished;
+    bool moved;
+  };
+  /// Ends a round of the forward or the backward replay: its exchange, and every held rank
+  /// reads what came. A round moved if a step did or a record goes out (every record posted is
+  /// delivered in this exchange); both flags ride at the head of every block.
+  RoundFlags end_round(RecordExchange& ex, bool unfinished, bool moved) {
+    const int flags[2] = {unfinished ? 1 : 0, moved || !ex.outbox_empty() ? 1 : 0};
+    int any[2];
+    ex.exchange(flags, any);
+    for (RankRetimer& r : ranks_) r.receive(ex);
+    return RoundFlags{any[0] != 0, any[1] != 0};
+  }
+
   // ---- Forward -------------------------------------------------------------------------------
   void forward(RetimeResult& result) {
     RecordExchange ex(world_, shard_.blocks);
@@ -297,15 +314,10 @@ class Retimer {
         // Masters step their threads too (forward_round); records come to masters only.
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.forward_round(unfinished) || moved;
-        // A round moved if a step did or a record goes out (every record posted is delivered
-        // in this exchange); both flags ride at the head of every block.
-        const int flags[2] = {unfinished ? 1 : 0, moved || !ex.outbox_empty() ? 1 : 0};
-        int any[2];
-        ex.exchange(flags, any);
-        for (RankRetimer& r : ranks_) r.receive(ex);
+        const RoundFlags any = end_round(ex, unfinished, moved);
         ++result.forward_rounds;
-        if (any[0] == 0) break;
-        if (any[1] == 0)
+        if (!any.unfinished) break;
+        if (!any.moved)
           for (RankRetimer* r : locs_) r->release_forward();
       }
       // Join the parts: each cut's latest begin, per clock, relative to the previous cut.
@@ -479,15 +491,10 @@ class Retimer {
       for (;;) {
         bool moved = false, unfinished = false;
         for (RankRetimer& r : ranks_) moved = r.backward_round(unfinished) || moved;
-        // A round moved if a step did or a record goes out (every record posted is delivered
-        // in this exchange); both flags ride at the head of every block.
-        const int flags[2] = {unfinished ? 1 : 0, moved || !ex.outbox_empty() ? 1 : 0};
-        int any[2];
-        ex.exchange(flags, any);
-        for (RankRetimer& r : ranks_) r.receive(ex);
+        const RoundFlags any = end_round(ex, unfinished, moved);
         ++result.backward_rounds;
-        if (any[0] == 0) break;
-        if (any[1] == 0)
+        if (!any.unfinished) break;
+        if (!any.moved)
           for (RankRetimer* r : locs_) r->release_backward();
       }
     }
