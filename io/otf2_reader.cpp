@@ -22,6 +22,7 @@
 #include "cpreplay/error.hpp"
 #include "io/otf2_buffer.hpp"
 #include "io/otf2_event_decoder.hpp"
+#include "io/request_map.hpp"
 
 namespace cpreplay::io {
 namespace {
@@ -546,8 +547,8 @@ struct EventState {
   CallTree* tree = nullptr;
   std::vector<EventIdx> open;           // stack of open Enter events
   std::vector<CallpathId> open_paths;   // call path of each open Enter
-  std::unordered_map<uint64_t, EventIdx> pending_isend;
-  std::unordered_map<uint64_t, EventIdx> pending_irecv;
+  RequestMap pending_isend;  // open MPI_Isend requests: their MpiIsend
+  RequestMap pending_irecv;  // open MPI_Irecv requests: their MpiIrecvRequest
   EventIdx open_coll = kNoEvent;
   EventIdx open_coll_call = kNoEvent;  ///< the MPI call the open collective began in
   Ticks last_time = 0;
@@ -700,21 +701,19 @@ OTF2_CallbackCode evt_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
                             OTF2_AttributeList*, uint32_t receiver, OTF2_CommRef comm,
                             uint32_t tag, uint64_t length, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    if (s->pending_isend.count(request))
+    if (s->pending_isend.find(request) != kNoEvent)
       s->fail("MPI_Isend reuses request " + std::to_string(request) + " before it completed");
     const EventIdx i = s->message(EventKind::Isend, t, comm, receiver, tag, length);
-    s->pending_isend[request] = i;
+    s->pending_isend.insert(request, i);
   })
 }
 
 OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                      OTF2_AttributeList*, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    auto it = s->pending_isend.find(request);
-    if (it == s->pending_isend.end())
+    const EventIdx start = s->pending_isend.take(request);
+    if (start == kNoEvent)
       s->fail("MPI_Isend completion for unknown request " + std::to_string(request));
-    const EventIdx start = it->second;
-    s->pending_isend.erase(it);
     const EventIdx i = s->request(EventKind::IsendComplete, t, start);
     s->trace->p2p.set_partner(s->trace->ref[start], i);
   })
@@ -723,10 +722,10 @@ OTF2_CallbackCode evt_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_
 OTF2_CallbackCode evt_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* ud,
                                     OTF2_AttributeList*, uint64_t request) {
   CPREPLAY_EVT_GUARD({
-    if (s->pending_irecv.count(request))
+    if (s->pending_irecv.find(request) != kNoEvent)
       s->fail("MPI_Irecv reuses request " + std::to_string(request) + " before it completed");
     const EventIdx i = s->request(EventKind::IrecvRequest, t, kNoEvent);
-    s->pending_irecv[request] = i;
+    s->pending_irecv.insert(request, i);
   })
 }
 
@@ -741,11 +740,9 @@ OTF2_CallbackCode evt_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
                             uint64_t length, uint64_t request) {
   CPREPLAY_EVT_GUARD({
     const EventIdx i = s->message(EventKind::Irecv, t, comm, sender, tag, length);
-    auto it = s->pending_irecv.find(request);
-    if (it != s->pending_irecv.end()) {
-      s->trace->p2p.set_partner(s->trace->ref[i], it->second);
-      s->trace->ref[it->second] = i;
-      s->pending_irecv.erase(it);
+    if (const EventIdx start = s->pending_irecv.take(request); start != kNoEvent) {
+      s->trace->p2p.set_partner(s->trace->ref[i], start);
+      s->trace->ref[start] = i;
     }
   })
 }
@@ -760,14 +757,12 @@ OTF2_CallbackCode evt_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp t, uint
   CPREPLAY_EVT_GUARD({
     // Linked to the cancelled request's start so replay can leave that message out.
     const EventIdx i = s->request(EventKind::RequestCancelled, t, kNoEvent);
-    if (auto it = s->pending_isend.find(request); it != s->pending_isend.end()) {
-      s->trace->ref[i] = it->second;
-      s->trace->p2p.set_partner(s->trace->ref[it->second], i);
-      s->pending_isend.erase(it);
-    } else if (auto jt = s->pending_irecv.find(request); jt != s->pending_irecv.end()) {
-      s->trace->ref[i] = jt->second;
-      s->trace->ref[jt->second] = i;
-      s->pending_irecv.erase(jt);
+    if (const EventIdx start = s->pending_isend.take(request); start != kNoEvent) {
+      s->trace->ref[i] = start;
+      s->trace->p2p.set_partner(s->trace->ref[start], i);
+    } else if (const EventIdx begun = s->pending_irecv.take(request); begun != kNoEvent) {
+      s->trace->ref[i] = begun;
+      s->trace->ref[begun] = i;
     }
   })
 }
