@@ -514,21 +514,22 @@ DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size
   const auto bytes = static_cast<std::size_t>(std::min(chunk_size, file.size()));
   const std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[bytes + kSlack]);
   std::vector<OTF2_StringRef> args;
-  Pass<false> check(local, callbacks, user_data, location, args);
-  // A file cut short is decoded up to the cut, not left to libotf2: the library reads the bytes
-  // of its chunk buffer past the file's end as records (stale data from an earlier chunk or file:
-  // wrong errors, wrong events with --partial, or an endless loop at the end of the file).
-  const Stop checked = run(file, chunk_size, buf.get(), check);
-  if (checked != Stop::kEndOfFile && checked != Stop::kCut) {
-    result.not_taken = check.why;
-    return result;
-  }
-  result.taken = true;
+  // One pass, calling back as it goes. What it does not take (a damaged chunk, a record it
+  // cannot size, ...) stops it there: the caller undoes the records called back so far and
+  // leaves the file to libotf2. A file cut short is decoded up to the cut, not left to libotf2:
+  // the library reads the bytes of its chunk buffer past the file's end as records (stale data
+  // from an earlier chunk or file: wrong errors, wrong events with --partial, or an endless loop
+  // at the end of the file).
   Pass<true> decode(local, callbacks, user_data, location, args);
   const Stop s = run(file, chunk_size, buf.get(), decode);
   result.records = decode.records;
+  if (s != Stop::kEndOfFile && s != Stop::kCut && s != Stop::kInterrupted) {
+    result.not_taken = decode.why;
+    result.called_back = decode.records > 0;
+    return result;
+  }
+  result.taken = true;
   result.interrupted = s == Stop::kInterrupted;
-  if (s == Stop::kBad) result.changed = decode.why;
   if (s == Stop::kCut) {
     result.cut = decode.why;
     result.cut_at = decode.cut_at;

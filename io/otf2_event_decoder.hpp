@@ -2,11 +2,12 @@
 // A direct decoder of one location's OTF2 event file (<trace dir>/<location>.evt): it calls the
 // event callbacks that otf2_reader.cpp registers with libotf2, with the arguments libotf2 would
 // pass (clock correction and mapping tables applied), in the same order, at a fraction of the
-// library's cost. It takes only a file it understands completely: a first pass checks every
-// chunk and record without calling back, and anything unexpected (a compressed or SION archive,
-// big-endian data, a damaged chunk, a record it cannot size, a legacy record the library would
-// convert, an attribute of an unknown type) leaves the file to libotf2, so errors and --partial
-// stay the library's. A file cut short (it ends inside its last chunk, or after an end-of-chunk
+// library's cost. It takes only a file it understands completely: it decodes in one pass,
+// calling back as it goes, and anything unexpected (a compressed or SION archive, big-endian
+// data, a damaged chunk, a record it cannot size, a legacy record the library would convert, an
+// attribute of an unknown type) stops it there; the caller then undoes what the records before
+// it were called back for and leaves the file to libotf2, so errors and --partial stay the
+// library's. A file cut short (it ends inside its last chunk, or after an end-of-chunk
 // record) is the exception: the decoder reads it up to the cut and says so, because libotf2
 // reads past the end of such a file. The layout was learned from OTF2 3.x's reader (facts only,
 // no code); the .cpp says where each fact comes from.
@@ -49,11 +50,13 @@ struct EventCallbacks {
 
 /// The outcome of decode_event_file.
 struct DecodeResult {
-  bool taken = false;            ///< false: nothing was called back; let libotf2 read the file
+  bool taken = false;            ///< false: let libotf2 read the file
   std::string not_taken;         ///< why not (for tests and diagnostics)
+  /// Not taken, but the records before the one it stopped at were called back: the caller
+  /// undoes what they did before libotf2 reads the file from its start.
+  bool called_back = false;
   std::uint64_t records = 0;     ///< event records read, as libotf2 counts them
   bool interrupted = false;      ///< a callback returned something other than SUCCESS
-  std::string changed;           ///< taken, but the file changed after the check: why
   /// Taken, but the file was cut short (its data ends before the end-of-file record): where, as
   /// "inside a record", "inside a chunk header", "before the end-of-file record" or "after an
   /// end-of-chunk record" (the file ends there). Every whole record before the cut was called
@@ -65,8 +68,7 @@ struct DecodeResult {
 };
 
 /// Decodes `path`, the event file of `location`, written in chunks of `chunk_size` bytes, and
-/// calls `callbacks` with `user_data`. A file that changes between the check and the decoding
-/// pass stops the decoding with `changed` set (some callbacks may have run).
+/// calls `callbacks` with `user_data`.
 DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size,
                                OTF2_LocationRef location, const LocalEventDefinitions& local,
                                const EventCallbacks& callbacks, void* user_data);

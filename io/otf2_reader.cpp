@@ -1075,14 +1075,23 @@ std::uint64_t read_location(const std::string& anchor, const Definitions& defs, 
     throw TraceError(anchor + ": " + where + ": event file " + evt + ": " + std::strerror(errno));
 
   if (direct) {
+    // What the decoder's callbacks change, as it was before: if the decoder stops at something
+    // it does not take, the events before it are undone and libotf2 reads the file from its
+    // start (the call paths they added to the rank's tree stay: libotf2's callbacks for the same
+    // events find them again, in the same order).
+    const EventState before = state;
+    const LocalTrace trace_before = *state.trace;
+    const std::size_t forks_before = state.forks_out ? state.forks_out->size() : 0;
     const DecodeResult d =
         decode_event_file(evt, chunk_events, loc, local, event_callbacks(), &state);
+    if (!d.taken && d.called_back) {
+      state = before;
+      *state.trace = trace_before;
+      if (state.forks_out) state.forks_out->resize(forks_before);
+    }
     if (d.taken) {
       ++g_direct_reads;
       if (state.error) std::rethrow_exception(state.error);
-      if (!d.changed.empty())
-        throw TraceError(anchor + ": " + where + ": event file " + evt +
-                         " changed while it was read (" + d.changed + ")");
       state.trace->records = std::max<std::uint64_t>(d.records, state.decoded);
       if (!d.cut.empty()) {
         {

@@ -9,9 +9,11 @@
 //          message matching, collectives across ranks, the root causes' records and the what-if
 //          exchange between ranks, which the one-rank archive cannot reach.
 //
-// With the evt target, whenever the direct event decoder (io/otf2_event_decoder.hpp) takes the
-// input, libotf2's reading of it (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1) must give the same
-// events, error and record count; a difference is a finding. An input cut short (which libotf2
+// With the evt target, libotf2's reading of the input (CPREPLAY_TEST_OTF2_LIBRARY_EVENTS=1)
+// must give the same events, error, record count and call paths as the reader's: where the
+// direct event decoder (io/otf2_event_decoder.hpp) takes the input, and where it stops at
+// something it does not take after calling back for what came before (undone, then libotf2
+// reads the file); a difference is a finding. An input cut short (which libotf2
 // reads past its end) is compared so: its whole records and an end-of-file record, read both
 // ways with --partial, must give the same, and the events of the cut input read with --partial.
 //
@@ -359,8 +361,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const RankRead read = read_rank0(a.anchor, *defs);
   const cpreplay::io::EventReadCounts after = cpreplay::io::event_read_counts();
   // The direct decoder (io/otf2_event_decoder.hpp) must read what libotf2 reads: whenever it
-  // took the file, libotf2's reading of it must give the same events, error and count.
-  if (a.mode == Target::Events && after.direct > before.direct &&
+  // took the file, libotf2's reading of it must give the same events, error, count and call
+  // paths; and where it stopped at something it does not take (after calling back for the
+  // records before it, which read_location undoes), libotf2's reading after it must too.
+  if (a.mode == Target::Events &&
+      (after.direct > before.direct || after.library > before.library) &&
       read.error.find(" is cut short after ") == std::string::npos) {
     ::setenv("CPREPLAY_TEST_OTF2_LIBRARY_EVENTS", "1", 1);
     const RankRead library = read_rank0(a.anchor, *defs);

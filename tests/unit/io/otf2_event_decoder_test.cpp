@@ -49,6 +49,7 @@ class LibraryEvents {
 struct RankRead {
   std::vector<LocalTrace> threads;
   CallTree tree;
+  std::vector<ForkPoint> forks;  ///< the master's forks, as its read left them
   std::string error;      ///< the TraceError's message, "" if none
   std::uint64_t direct = 0, library = 0;  ///< event files each path read
   std::string declined;                   ///< why the decoder last left a file to libotf2
@@ -61,13 +62,12 @@ RankRead read_rank(const std::string& anchor, const Definitions& defs, Rank rank
   RankRead out;
   const EventReadCounts before = cpreplay::io::event_read_counts();
   try {
-    std::vector<ForkPoint> forks;
     out.threads.push_back(
-        cpreplay::io::read_events(anchor, defs, rank, out.tree, partial, &forks));
+        cpreplay::io::read_events(anchor, defs, rank, out.tree, partial, &out.forks));
     const std::size_t workers = defs.processes[static_cast<std::size_t>(rank)].workers.size();
     for (std::size_t t = 1; t <= workers; ++t)
       out.threads.push_back(cpreplay::io::read_worker_events(
-          anchor, defs, rank, static_cast<int>(t), out.tree, forks, partial));
+          anchor, defs, rank, static_cast<int>(t), out.tree, out.forks, partial));
   } catch (const cpreplay::TraceError& e) {
     out.error = e.what();
   }
@@ -117,6 +117,11 @@ void expect_same(const LocalTrace& a, const LocalTrace& b, const std::string& wh
 
 void expect_same(const RankRead& direct, const RankRead& library, const std::string& where) {
   EXPECT_EQ(direct.error, library.error) << where;
+  ASSERT_EQ(direct.forks.size(), library.forks.size()) << where;
+  for (std::size_t i = 0; i < direct.forks.size(); ++i)
+    EXPECT_TRUE(direct.forks[i].time == library.forks[i].time &&
+                direct.forks[i].path == library.forks[i].path)
+        << where << ", fork " << i;
   ASSERT_EQ(direct.threads.size(), library.threads.size()) << where;
   for (std::size_t t = 0; t < direct.threads.size(); ++t)
     expect_same(direct.threads[t], library.threads[t], where + ", thread " + std::to_string(t));
@@ -455,6 +460,91 @@ TEST(Otf2EventDecoder, GarbageIsLeftToTheLibrary) {
     b[28] = 9;  // the ProgramBegin's record length byte... or its first field: either is damage
   });
   check_damage("all zero", [](std::vector<char>& b) { std::fill(b.begin(), b.end(), 0); });
+}
+
+TEST(Otf2EventDecoder, DamageAnywhereReadsAsTheLibraryReadsIt) {
+  // The decoder decodes in one pass and calls back as it goes: when it stops at damage late in
+  // the file, the events before it must be undone (the location's events, its open regions and
+  // requests, the master's forks) before libotf2 reads the file from its start. Rank 0's master
+  // (nested regions, non-blocking requests, a parallel region on both threads, a collective) gets
+  // a byte of garbage at every position after its chunk header in turn; each read (and with
+  // --partial) must give what libotf2's gives: the error, every thread's events, the call tree.
+  TempDir tmp;
+  {
+    cpreplay::testing::TraceWriter w(2);
+    w.set_threads_per_process(2);
+    const std::string par = "!$omp parallel @a.c:3";
+    for (int r = 0; r < 2; ++r) {
+      w.program_begin(r, 0.0);
+      w.enter(r, 0.01, "main");
+      w.init(r, 0.1, 0.2);
+    }
+    w.enter(0, 0.21, "solve");
+    w.enter(0, 0.22, "MPI_Irecv");
+    w.mpi_irecv_request(0, 0.23, 5);
+    w.leave(0, 0.24, "MPI_Irecv");
+    w.enter(0, 0.25, "MPI_Isend");
+    w.mpi_isend(0, 0.26, 1, 3, 128, 6);
+    w.leave(0, 0.27, "MPI_Isend");
+    w.enter(0, 0.28, "MPI_Waitall");
+    w.mpi_isend_complete(0, 0.29, 6);
+    w.mpi_irecv(0, 0.30, 1, 4, 128, 5);
+    w.leave(0, 0.31, "MPI_Waitall");
+    w.send(1, 0.22, 0.25, 0, 4, 128);
+    w.recv(1, 0.26, 0.30, 0, 3, 128);
+    w.omp_fork(0, 0.4, 2);
+    for (int t = 0; t < 2; ++t) {
+      w.omp_team_begin(0, t, 0.41 + 0.01 * t);
+      w.thread_enter(0, t, 0.41 + 0.01 * t, par);
+      w.thread_enter(0, t, 0.45, "work");
+      w.thread_leave(0, t, 0.5 + 0.01 * t, "work");
+      w.thread_leave(0, t, 0.55, par);
+      w.omp_team_end(0, t, 0.55);
+    }
+    w.omp_join(0, 0.56);
+    w.leave(0, 0.6, "solve");
+    for (int r = 0; r < 2; ++r) {
+      w.collective(r, "MPI_Allreduce", 0.6, 0.7 + 0.1 * r, cpreplay::testing::CollOpT::Allreduce,
+                   8, 8);
+      w.finalize(r, 0.9, 1.0);
+      w.leave(r, 1.05, "main");
+      w.program_end(r, 1.1);
+    }
+    w.write(tmp.path().string());
+  }
+  const std::string anchor = (tmp.path() / "traces.otf2").string();
+  const fs::path evt = tmp.path() / "traces/0.evt";
+  const std::vector<char> bytes = slurp(evt);
+  {
+    const Definitions defs = cpreplay::io::read_definitions(anchor);
+    const RankRead whole = read_rank(anchor, defs, 0, false);
+    ASSERT_EQ(whole.error, "");
+    ASSERT_EQ(whole.threads.size(), 2u);  // the master and one worker thread
+    ASSERT_EQ(whole.direct, 2u);
+  }
+  std::size_t declined_late = 0;  // damage the decoder stopped at after calling back
+  for (std::size_t at = 18; at + 2 < bytes.size(); ++at) {
+    std::vector<char> damaged = bytes;
+    damaged[at] = static_cast<char>(0xfe);
+    spit(evt, damaged);
+    const Definitions defs = cpreplay::io::read_definitions(anchor);
+    // Garbage that makes a record of the last chunk run past the file's end reads as a file cut
+    // short there (the decoder cannot tell the two apart, and libotf2 reads past the end of a
+    // file cut short): those are the decoder's own reads, tested above.
+    const RankRead plain = read_rank(anchor, defs, 0, false, false);
+    if (plain.library == 0 && plain.error.find(" is cut short after ") != std::string::npos)
+      continue;
+    if (plain.library > 0 && at > 40) ++declined_late;
+    for (const bool partial : {false, true}) {
+      const std::string where =
+          "garbage at byte " + std::to_string(at) + (partial ? " (--partial)" : "");
+      const RankRead direct = partial ? read_rank(anchor, defs, 0, false, true) : plain;
+      const RankRead library = read_rank(anchor, defs, 0, true, partial);
+      expect_same(direct, library, where);
+    }
+  }
+  // Most positions are inside the records after the first ones: the decoder met them late.
+  EXPECT_GT(declined_late, 50u);
 }
 
 // ---------------------------------------------------------------------------------------------
