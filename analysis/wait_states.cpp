@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
-#include <map>
+#include <utility>
 
 namespace cpreplay::analysis {
 namespace {
@@ -218,7 +218,7 @@ class WaitStatePass::Impl {
       // Ties go to the latest send of the call: scout visits them backwards and replaces its
       // maximum only when strictly larger. The critical path and the delay analysis leave the
       // call through that message (conformance-next/late-receiver-waitall).
-      PendingMultiLr& best = multi_lr_[call];
+      PendingMultiLr& best = multi_lr_at(call);
       if (idle > 0.0 && (!best.have || idle >= best.idle))
         best = PendingMultiLr{idle, message, c, true};
     } else if (idle > 0.0) {
@@ -237,14 +237,14 @@ class WaitStatePass::Impl {
   void settle_multi_receivers() {
     const EventIdx frontier = std::min(recv_done_, send_done_);
     while (!multi_lr_.empty()) {
-      const auto it = multi_lr_.begin();
+      const auto it = multi_lr_.begin();  // the earliest call
       const EventIdx call = it->first;
       if (frontier != kNoEvent && trace_.leave_of(call) >= frontier) break;
       const PendingMultiLr& best = it->second;
       if (best.have &&
           !std::binary_search(multi_ls_calls_.begin(), multi_ls_calls_.end(), call))
         add_late_receiver(best.message, best.completion, best.idle);
-      multi_lr_.erase(it);
+      multi_lr_.pop_front();
     }
     // A send not seen yet lies after send_done_, and so does its completion call: calls that
     // ended before it and have no candidate left are not looked up again.
@@ -464,7 +464,19 @@ class WaitStatePass::Impl {
   Ticks ls_latest_send_ = 0;  ///< latest send time in ls_buffer_
   PendingMulti multi_;                     ///< open multi-wait Late Sender candidate
   std::deque<EventIdx> multi_ls_calls_;    ///< multi-wait calls with a Late Sender, ascending
-  std::map<EventIdx, PendingMultiLr> multi_lr_;  ///< by completion call
+  /// By completion call, ascending. Sends come in event order and their completion calls mostly
+  /// in the same order, so an entry is nearly always appended (a std::map allocated a node for
+  /// each multi-wait call).
+  std::deque<std::pair<EventIdx, PendingMultiLr>> multi_lr_;
+  PendingMultiLr& multi_lr_at(EventIdx call) {
+    if (multi_lr_.empty() || multi_lr_.back().first < call)
+      return multi_lr_.emplace_back(call, PendingMultiLr{}).second;
+    auto it = std::lower_bound(multi_lr_.begin(), multi_lr_.end(), call,
+                               [](const auto& e, EventIdx c) { return e.first < c; });
+    if (it == multi_lr_.end() || it->first != call)
+      it = multi_lr_.emplace(it, call, PendingMultiLr{});
+    return it->second;
+  }
   EventIdx recv_done_ = 0;  ///< receives before this event have been seen
   EventIdx send_done_ = 0;  ///< sends before this event have been seen
   WaitStateResult result_;

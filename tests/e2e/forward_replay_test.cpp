@@ -715,6 +715,39 @@ TEST(LateReceiver, WaitallTwoIsends_MaximumCountsOnce) {
   EXPECT_NEAR(scenario::total(cube, "mpi_latereceiver"), 3.0, kTol);
 }
 
+// Completions in the other order than the sends: rank 0 sends a to 1 [0.5, 0.6] and b to 2
+// [0.7, 0.8], completes b in an MPI_Waitall [1, 5] and a in a second one [5.1, 8]. Rank 2 posts
+// its MPI_Recv at 3, rank 1 at 6: the first Waitall idles 3 - 1 = 2, the second 6 - 5.1 = 0.9,
+// each its call's maximum, counted once per call (the pass meets a's call first, then b's
+// earlier one).
+TEST(LateReceiver, TwoWaitallsCompletingTheSendsInReverse_EachCounted) {
+  TempDir dir;
+  TraceWriter w(3);
+  scenario::open_all(w);
+  for (int dest = 1; dest <= 2; ++dest) {
+    const double t = 0.3 + 0.2 * dest;
+    w.enter(0, t, "MPI_Isend");
+    w.mpi_isend(0, t, dest, 0, 64, dest);
+    w.leave(0, t + 0.1, "MPI_Isend");
+  }
+  w.enter(0, 1.0, "MPI_Waitall");
+  w.mpi_isend_complete(0, 5.0, 2);
+  w.leave(0, 5.0, "MPI_Waitall");
+  w.enter(0, 5.1, "MPI_Waitall");
+  w.mpi_isend_complete(0, 8.0, 1);
+  w.leave(0, 8.0, "MPI_Waitall");
+  w.region(1, "work", 0.5, 6.0);
+  w.recv(1, 6.0, 8.1, 0, 0, 64);
+  w.region(2, "work", 0.5, 3.0);
+  w.recv(2, 3.0, 5.1, 0, 0, 64);
+  scenario::close_all(w, 9.0);
+  const CubeFile cube = scenario::analyze(w, dir);
+  const std::string waitall = kMain + "/MPI_Waitall";
+  EXPECT_NEAR(at(cube, "mpi_latereceiver", waitall, 0), 2.9, kTol);
+  EXPECT_EQ(at(cube, "mpi_clr_count", waitall, 0), 2.0);
+  EXPECT_NEAR(scenario::total(cube, "mpi_latereceiver"), 2.9, kTol);
+}
+
 /// Rank 0: MPI_Isend to rank 1 [t, t + 0.1], MPI_Irecv from rank 1 [t + 0.2, t + 0.3] (64 bytes,
 /// tag 0, requests 1 and 2), then MPI_Waitall [wait, end] completing both.
 void isend_irecv_waitall(TraceWriter& w, double t, double wait, double end) {
