@@ -59,7 +59,7 @@ for b in "${builds[@]}"; do printf ' %16s' "$(basename "$(cd "$b" && pwd)")"; do
 echo
 rows=("defaults, whole run" "--no-what-if, whole run" "defaults / --no-what-if"
       "what-if phase" "  preparation" "  forward steps" "    balance walks" "    completions' records"
-      "  slack steps" "  reading records")
+      "  slack steps" "  reading records" "reading the events (--no-what-if)")
 declare -A value
 for i in "${!builds[@]}"; do
   cp="${builds[$i]}/cpreplay"
@@ -78,6 +78,7 @@ for i in "${!builds[@]}"; do
   value["$i,7"]=$(m "$(incl "$scratch/d$i" 'RankRetimer::completions_from<')")
   value["$i,8"]=$(m "$(incl "$scratch/d$i" 'RankRetimer::backward_step\(')")
   value["$i,9"]=$(m "$(incl "$scratch/d$i" 'RankRetimer::receive\(')")
+  value["$i,10"]=$(m "$(incl "$scratch/n$i" 'io::read_events\(')")
 done
 for r in "${!rows[@]}"; do
   printf '%-34s' "${rows[$r]}"
