@@ -44,9 +44,8 @@ enum : std::uint8_t {
   kProgramEnd = 84,
 };
 
-/// One pass over the chunks. kCall false: checks only; true: also calls back. Both passes run
-/// the same checks, so the second meets nothing the first did not accept.
-template <bool kCall>
+/// The pass over the chunks: checks each record and calls back for it; the first record it does
+/// not take stops it (Stop::kBad, `why`).
 class Pass {
  public:
   Pass(const LocalEventDefinitions& local, const EventCallbacks& cb, void* ud,
@@ -124,8 +123,7 @@ class Pass {
 /// list, so it is checked and skipped. Lists before one event add up; an id twice is an error
 /// for libotf2 (OTF2_AttributeList_AddAttribute), and a type this decoder does not know is
 /// left to it.
-template <bool kCall>
-bool Pass<kCall>::attribute_list(const std::uint8_t*& p, const std::uint8_t* end) {
+bool Pass::attribute_list(const std::uint8_t*& p, const std::uint8_t* end) {
   const std::uint8_t* r_end = nullptr;
   if (!record(p, end, r_end)) return ran_out("inside a record"), false;
   const auto length = static_cast<std::uint64_t>(r_end - p);
@@ -193,8 +191,7 @@ bool Pass<kCall>::attribute_list(const std::uint8_t*& p, const std::uint8_t* end
 
 /// Metric: the metric (compressed uint32), the count (a byte), then per value its type byte and
 /// the value (compressed uint64). Counted, not kept.
-template <bool kCall>
-bool Pass<kCall>::metric(const std::uint8_t* q, const std::uint8_t* record_end) {
+bool Pass::metric(const std::uint8_t* q, const std::uint8_t* record_end) {
   bool invalid = false;
   std::uint32_t metric = 0;
   q = u32(q, metric, invalid);
@@ -211,8 +208,7 @@ bool Pass<kCall>::metric(const std::uint8_t* q, const std::uint8_t* record_end) 
 
 /// ProgramBegin: the program name (compressed uint32, a string), the argument count, then the
 /// arguments (strings).
-template <bool kCall>
-Stop Pass<kCall>::program_begin(std::uint64_t t, const std::uint8_t* q,
+Stop Pass::program_begin(std::uint64_t t, const std::uint8_t* q,
                                 const std::uint8_t* record_end) {
   bool invalid = false;
   std::uint32_t name = 0, n = 0;
@@ -221,26 +217,26 @@ Stop Pass<kCall>::program_begin(std::uint64_t t, const std::uint8_t* q,
   // Each argument takes at least its length byte: a count beyond the record is damage.
   if (invalid || q > record_end || n > static_cast<std::uint64_t>(record_end - q))
     return bad("a truncated ProgramBegin");
-  if (kCall) args_.resize(n);
+  args_.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint32_t arg = 0;
     q = u32(q, arg, invalid);
     if (invalid || q > record_end) return bad("a truncated ProgramBegin");
-    if (kCall) args_[i] = mapped(OTF2_MAPPING_STRING, arg);
+    args_[i] = mapped(OTF2_MAPPING_STRING, arg);
   }
   ++records;
-  if (kCall && cb_.program_begin &&
+  if (cb_.program_begin &&
       cb_.program_begin(loc_, t, records, ud_, nullptr, mapped(OTF2_MAPPING_STRING, name), n,
                         n > 0 ? args_.data() : nullptr) != OTF2_CALLBACK_SUCCESS)
     return Stop::kInterrupted;
   return Stop::kNextChunk;
 }
 
-// Calls back (second pass) if the callback is set; a callback's "interrupt" stops the reading
-// after the record was counted, as OTF2_EvtReader_ReadEvents counts it.
+// Calls back if the callback is set; a callback's "interrupt" stops the reading after the record
+// was counted, as OTF2_EvtReader_ReadEvents counts it.
 #define CPREPLAY_CALL(name, ...)                                                        \
   do {                                                                                  \
-    if (kCall && cb_.name &&                                                            \
+    if (cb_.name &&                                                                     \
         cb_.name(loc_, t, records, ud_, nullptr, __VA_ARGS__) != OTF2_CALLBACK_SUCCESS) \
       return Stop::kInterrupted;                                                        \
   } while (0)
@@ -251,8 +247,7 @@ Stop Pass<kCall>::program_begin(std::uint64_t t, const std::uint8_t* q,
 /// Leave, the four MPI request records: OTF2_EvtReader.c, otf2_evt_reader_skip) have no length,
 /// one compressed value, and the chunk must go on after it (OTF2_Buffer_GuaranteeCompressed);
 /// every other record has a length, and its fields must lie within it.
-template <bool kCall>
-Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
+Stop Pass::chunk(const std::uint8_t* p, const std::uint8_t* end) {
   chunk_ = record_ = p;
   if (end - p < static_cast<std::ptrdiff_t>(kChunkHeaderSize))
     return ran_out("inside a chunk header");
@@ -373,7 +368,7 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
           }
           case kMpiCollectiveBegin:  // no field
             ++records;
-            if (kCall && cb_.mpi_collective_begin &&
+            if (cb_.mpi_collective_begin &&
                 cb_.mpi_collective_begin(loc_, t, records, ud_, nullptr) != OTF2_CALLBACK_SUCCESS)
               return Stop::kInterrupted;
             break;
@@ -467,10 +462,8 @@ Stop Pass<kCall>::chunk(const std::uint8_t* p, const std::uint8_t* end) {
 
 #undef CPREPLAY_CALL
 
-/// Runs one pass over the whole file; `buf` holds a chunk and kSlack more bytes.
-template <bool kCall>
-Stop run(const ChunkedFile& file, std::uint64_t chunk_size, std::uint8_t* buf,
-         Pass<kCall>& pass) {
+/// Runs the pass over the whole file; `buf` holds a chunk and kSlack more bytes.
+Stop run(const ChunkedFile& file, std::uint64_t chunk_size, std::uint8_t* buf, Pass& pass) {
   const char* why = nullptr;
   const Stop s = for_each_chunk(file, chunk_size, buf, why,
                                 [&](const std::uint8_t* p, const std::uint8_t* end) {
@@ -520,7 +513,7 @@ DecodeResult decode_event_file(const std::string& path, std::uint64_t chunk_size
   // the library reads the bytes of its chunk buffer past the file's end as records (stale data
   // from an earlier chunk or file: wrong errors, wrong events with --partial, or an endless loop
   // at the end of the file).
-  Pass<true> decode(local, callbacks, user_data, location, args);
+  Pass decode(local, callbacks, user_data, location, args);
   const Stop s = run(file, chunk_size, buf.get(), decode);
   result.records = decode.records;
   if (s != Stop::kEndOfFile && s != Stop::kCut && s != Stop::kInterrupted) {
