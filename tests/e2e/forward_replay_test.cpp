@@ -685,6 +685,16 @@ TEST(LateReceiver, IrecvPostedDuringSsend_UsesIrecvEnter) {
   EXPECT_EQ(at(cube, "mpi_latesender", kMain + "/MPI_Wait", 1), 0.0);
 }
 
+/// Rank 0: MPI_Isend to rank 1 [0.5, 0.6] (request 1) and to rank 2 [0.7, 0.8] (request 2).
+void isends_to_ranks_1_and_2(TraceWriter& w) {
+  for (int dest = 1; dest <= 2; ++dest) {
+    const double t = 0.3 + 0.2 * dest;
+    w.enter(0, t, "MPI_Isend");
+    w.mpi_isend(0, t, dest, 0, 64, dest);
+    w.leave(0, t + 0.1, "MPI_Isend");
+  }
+}
+
 // Rank 0: MPI_Isend to 1 and to 2 (at 0.5 and 0.7), MPI_Waitall [1, 6] completing both.
 // Rank 1 posts MPI_Recv at 4, rank 2 at 3: idles 4 - 1 = 3 and 3 - 1 = 2. The Waitall had no
 // receive, so no LS candidate: only the maximum, 3 (the first, not the last), counts, once at
@@ -693,12 +703,7 @@ TEST(LateReceiver, WaitallTwoIsends_MaximumCountsOnce) {
   TempDir dir;
   TraceWriter w(3);
   scenario::open_all(w);
-  for (int dest = 1; dest <= 2; ++dest) {
-    const double t = 0.3 + 0.2 * dest;
-    w.enter(0, t, "MPI_Isend");
-    w.mpi_isend(0, t, dest, 0, 64, dest);
-    w.leave(0, t + 0.1, "MPI_Isend");
-  }
+  isends_to_ranks_1_and_2(w);
   w.enter(0, 1.0, "MPI_Waitall");
   w.mpi_isend_complete(0, 6.0, 1);
   w.mpi_isend_complete(0, 6.0, 2);
@@ -724,12 +729,7 @@ TEST(LateReceiver, TwoWaitallsCompletingTheSendsInReverse_EachCounted) {
   TempDir dir;
   TraceWriter w(3);
   scenario::open_all(w);
-  for (int dest = 1; dest <= 2; ++dest) {
-    const double t = 0.3 + 0.2 * dest;
-    w.enter(0, t, "MPI_Isend");
-    w.mpi_isend(0, t, dest, 0, 64, dest);
-    w.leave(0, t + 0.1, "MPI_Isend");
-  }
+  isends_to_ranks_1_and_2(w);
   w.enter(0, 1.0, "MPI_Waitall");
   w.mpi_isend_complete(0, 5.0, 2);
   w.leave(0, 5.0, "MPI_Waitall");
