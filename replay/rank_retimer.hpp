@@ -519,6 +519,20 @@ class RankRetimer {
 
   void start_backward(Part& g, std::size_t s);
 
+  /// Marks in `replay` (per part) the parts this location needs the slack's dataflow for. From
+  /// a part's end, L starts at M (the latest begin of the cut that ends it, or the run's end)
+  /// and only goes down: by each activity's non-waiting time, and to the minimum of what the
+  /// partners allow. So L(e) <= U(e) = M less the non-waiting time after e in the part, and
+  /// U(e) - T(e) changes only at a synchronization (by its activity less its non-waiting time).
+  /// Where the largest U(e) - T(e) is within the slack limit, every activity of the part is
+  /// near-critical whatever the partners allow: no record is needed (a part of an iteration
+  /// between two all-reduces is much shorter than the limit, 1 % of the run by default).
+  void slack_bound(std::vector<std::uint8_t>& replay) const;
+
+  /// A part no location replays backwards: every activity of events [start, stop) adds its
+  /// non-waiting time to its call path's near-critical time, as backward_step would add it.
+  void near_whole_part(EventIdx start, EventIdx stop);
+
   bool released_forward(EventIdx e) const {
     return !released_events_.empty() &&
            std::binary_search(released_events_.begin(), released_events_.end(), e);
@@ -672,6 +686,9 @@ class RankRetimer {
   Clk t_max_ = 0;
   std::vector<Clk> near_critical_;  ///< per call path: ticks
   Clk slack_ticks_ = 0;  ///< backward: the slack limit in whole ticks (a slack <= it is within)
+  /// backward: per part, 1 where some location replays the slack (slack_bound, agreed over all
+  /// processes); 0: near_whole_part. Null: every part is replayed.
+  const std::vector<std::uint8_t>* slack_replay_ = nullptr;
   std::uint64_t released_ = 0;
   std::string error_;
   /// The original time of the event error_ names (a moved event moves the other threads'

@@ -73,6 +73,11 @@ void RankRetimer::start_backward(Part& g, std::size_t s) {
     g.done = true;
     return;
   }
+  if (slack_replay_ != nullptr && (*slack_replay_)[s] == 0) {
+    near_whole_part(g.start, g.stop);
+    g.done = true;
+    return;
+  }
   g.e = g.stop - 1;
   // The cut that ends the part: every rank's begin may come as late as the latest one did
   // (that begin is on the critical path). The last part ends with the run. A worker
@@ -80,6 +85,50 @@ void RankRetimer::start_backward(Part& g, std::size_t s) {
   g.L = s < reset_m_.size() ? reset_m_[s] : t_max_;
   g.cc = first_coll_ending_after(g.e);  // entries before it end at or before e
   g.cp = activity_path(g.e);
+}
+
+void RankRetimer::slack_bound(std::vector<std::uint8_t>& replay) const {
+  const std::size_t parts = part_count();
+  for (std::size_t s = 0; s < parts && s < replay.size(); ++s) {
+    const EventIdx start = part_start(s), stop = part_stop(s);
+    if (start >= stop) continue;
+    const Clk m = s < reset_m_.size() ? reset_m_[s] : t_max_;
+    // U - T at the part's last event, then, going back, its change at each synchronization
+    // after the part's first event: that activity less its non-waiting time. A change is never
+    // negative (a ready time is never before the predecessor's time, and times do not go
+    // backwards: the reader refuses that), so U - T is largest at the part's first event; were
+    // one negative, the part is replayed, which is exact in any case.
+    Clk most = m - T(stop - 1);
+    bool within = most <= slack_ticks_;
+    for (EventIdx e = sync_.next(start + 1); within && e != kNoEvent && e < stop;
+         e = sync_.next(e + 1)) {
+      if (released_forward(e)) continue;  // stepped as a plain activity (backward_step)
+      const Clk change = (T(e) - T(e - 1)) - std::max<Clk>(gap_[sync_.rank(e)], 0);
+      most += change;
+      within = change >= 0 && most <= slack_ticks_;
+    }
+    if (!within) replay[s] = 1;
+  }
+}
+
+void RankRetimer::near_whole_part(EventIdx start, EventIdx stop) {
+  // backward_step's additions with every slack within the limit, from the part's last event
+  // back to its first (integer ticks: the same sums in any order).
+  EventIdx e = stop - 1;
+  Clk t = T(e);
+  std::uint32_t cp = activity_path(e);
+  for (;;) {
+    const bool sync = sync_.test(e) && !released_forward(e);
+    const Clk before = e > 0 ? T(e - 1) : t;
+    if ((e > 0 || sync) && cp != UINT32_MAX)
+      near_critical_[cp] += sync ? std::max<Clk>(gap_[sync_.rank(e)], 0) : t - before;
+    if (e == start) return;
+    --e;
+    t = before;
+    const EventKind k = trace_.kind[e];
+    cp = thread_ == 0 && k == EventKind::Enter ? parent_of_[trace_.ref[e]]
+                                               : path_before(e, k, cp);
+  }
 }
 
 bool RankRetimer::backward_step(Part& g) {

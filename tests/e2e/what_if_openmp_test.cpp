@@ -341,6 +341,51 @@ TEST(WhatIfOpenMp, PartsAndWindows_DoNotChangeAValue) {
   EXPECT_NE(parts.err.find(" 7 parts"), std::string::npos) << parts.err;
 }
 
+// The slack pass skips the parts whose every activity is within the slack limit on every
+// thread (RankRetimer::slack_bound) and walks them once; replaying every part (a test hook)
+// gives the same near-critical times per call path and thread, to the bit: the mktrace hybrid
+// loop (4 ranks x 3 threads, 7 parts) with a limit that skips every part (10 %: no slack
+// round), one that skips some (5 %: the 4th, 6th and 7th) and 0 (the last).
+TEST(WhatIfOpenMp, NearCritical_PartsNotReplayedSameAsReplayed) {
+  TempDir dir;
+  ASSERT_EQ(run_mktrace({"hybrid", dir / "h", "--ranks", "4", "--threads", "3", "--iters", "6"})
+                .exit_code,
+            0);
+  const auto run = [&](const std::string& name, const char* limit) {
+    const RunResult r = run_cpreplay(
+        4, {"-v", "-o", dir / (name + ".cubex"), "--json", dir / (name + ".json"), "--what-if",
+            "loop_body=0.5", "--near-critical", limit, dir / "h/traces.otf2"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Analysis a;
+    a.run = r;
+    a.cube = read_cube(dir / (name + ".cubex"));
+    a.json = read_json_file(dir / (name + ".json"));
+    return a;
+  };
+  std::vector<double> totals;
+  for (const auto& [limit, rounds] : std::vector<std::pair<const char*, const char*>>{
+           {"0.1", "6 + 0 rounds"}, {"0.05", "6 + 6 rounds"}, {"0", "6 + 6 rounds"}}) {
+    const Analysis a = run(std::string("skip") + limit, limit);
+    ::setenv("CPREPLAY_TEST_RETIME_FULL_SLACK", "1", 1);
+    const Analysis b = run(std::string("full") + limit, limit);
+    ::unsetenv("CPREPLAY_TEST_RETIME_FULL_SLACK");
+    EXPECT_NE(a.run.err.find(rounds), std::string::npos) << limit << ": " << a.run.err;
+    EXPECT_NE(b.run.err.find("6 + 6 rounds"), std::string::npos) << limit << ": " << b.run.err;
+    EXPECT_TRUE(a.cube.values.at("near_critical_path") == b.cube.values.at("near_critical_path"))
+        << limit;
+    const Json& p = a.json["what_if"]["callpaths"];
+    const Json& q = b.json["what_if"]["callpaths"];
+    ASSERT_EQ(p.array.size(), q.array.size()) << limit;
+    for (std::size_t i = 0; i < p.array.size(); ++i)
+      EXPECT_EQ(p.array[i]["near_critical_s"].number, q.array[i]["near_critical_s"].number)
+          << limit << " " << p.array[i]["path"].string;
+    totals.push_back(scenario::total(a.cube, "near_critical_path"));
+  }
+  EXPECT_GT(totals[0], totals[1]);
+  EXPECT_GT(totals[1], totals[2]);
+  EXPECT_GT(totals[2], 0.0);
+}
+
 // ---- The unchanged run --------------------------------------------------------------------
 
 // Nothing changed: every event of every thread is reproduced to the tick (the replay checks

@@ -474,6 +474,52 @@ TEST(WhatIf, Parts_OnePartGivesTheSameValues) {
   }
 }
 
+// The slack pass replays only the parts where an activity's slack may exceed the limit: from a
+// part's end its latest times only go down, so where even the part's upper bound is within the
+// limit, every activity in it is near-critical whatever the partners allow, and the part is
+// walked once without records (RankRetimer::slack_bound). Replaying every part (a test hook)
+// gives the same near-critical times, to the bit, per call path and rank: the mktrace halo
+// exchange (13 parts, 62.66 ms) with a limit that skips every part (5 %: no slack round), one
+// that skips some (2 %: the 4th and the last), and 0 (the last part only, on the critical path
+// to the run's end on every rank).
+TEST(WhatIf, NearCritical_PartsNotReplayedSameAsReplayed) {
+  TempDir dir;
+  ASSERT_EQ(run_mktrace({"nonblocking", dir / "t", "--ranks", "4", "--iters", "12"}).exit_code,
+            0);
+  const auto run = [&](const std::string& name, const std::string& limit) {
+    Analysis a;
+    a.run = run_cpreplay(4, {"-v", "-o", dir / (name + ".cubex"), "--json",
+                             dir / (name + ".json"), "--what-if", "interior=0.5",
+                             "--near-critical", limit, dir / "t/traces.otf2"});
+    EXPECT_EQ(a.run.exit_code, 0) << a.run.err;
+    a.json = read_json_file(dir / (name + ".json"));
+    a.cube = read_cube(dir / (name + ".cubex"));
+    return a;
+  };
+  struct Case {
+    const char* limit;
+    const char* rounds;  // forward + slack rounds with parts skipped
+  };
+  std::vector<double> totals;
+  for (const Case& c : {Case{"0.05", "4 + 0 rounds"}, Case{"0.02", "4 + 4 rounds"},
+                        Case{"0", "4 + 4 rounds"}}) {
+    const Analysis a = run(std::string("skip") + c.limit, c.limit);
+    ::setenv("CPREPLAY_TEST_RETIME_FULL_SLACK", "1", 1);
+    const Analysis b = run(std::string("full") + c.limit, c.limit);
+    ::unsetenv("CPREPLAY_TEST_RETIME_FULL_SLACK");
+    EXPECT_NE(a.run.err.find(c.rounds), std::string::npos) << c.limit << ": " << a.run.err;
+    EXPECT_NE(b.run.err.find("4 + 4 rounds"), std::string::npos) << c.limit << ": " << b.run.err;
+    expect_same_what_if(a, b, std::string("limit ") + c.limit);
+    EXPECT_TRUE(a.cube.values.at("near_critical_path") == b.cube.values.at("near_critical_path"))
+        << c.limit;
+    totals.push_back(scenario::total(a.cube, "near_critical_path"));
+  }
+  // The limits select different activities: the sums differ, and none is empty.
+  EXPECT_GT(totals[0], totals[1]);
+  EXPECT_GT(totals[1], totals[2]);
+  EXPECT_GT(totals[2], 0.0);
+}
+
 // The balance statistics (every rank's non-waiting time and visits per call path) start from the
 // profile's ticks on pure-MPI traces, and the collectives' rules are the forward replay's; counted
 // by walking every event and reduced again (a test hook) they give the same values, to the bit:
