@@ -533,6 +533,12 @@ class RankRetimer {
   /// non-waiting time to its call path's near-critical time, as backward_step would add it.
   void near_whole_part(EventIdx start, EventIdx stop);
 
+  /// With no part replayed anywhere: a pure-MPI master's near-critical time is all its
+  /// non-waiting time, the profile's ticks (RetimeRequest::profile_exclusive: the activities by
+  /// innermost open region, as the walk sums them) less what its synchronizations waited, with
+  /// no walk over the events. Returns false where that does not apply (walk the parts).
+  bool near_from_profile();
+
   bool released_forward(EventIdx e) const {
     return !released_events_.empty() &&
            std::binary_search(released_events_.begin(), released_events_.end(), e);
@@ -689,6 +695,7 @@ class RankRetimer {
   /// backward: per part, 1 where some location replays the slack (slack_bound, agreed over all
   /// processes); 0: near_whole_part. Null: every part is replayed.
   const std::vector<std::uint8_t>* slack_replay_ = nullptr;
+  bool near_done_ = false;  ///< backward: near_from_profile summed every part
   std::uint64_t released_ = 0;
   std::string error_;
   /// The original time of the event error_ names (a moved event moves the other threads'

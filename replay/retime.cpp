@@ -494,7 +494,11 @@ class Retimer {
       for (const RankRetimer* r : locs_) r->slack_bound(replay);
     MPI_Allreduce(MPI_IN_PLACE, replay.data(), static_cast<int>(nparts), MPI_UINT8_T, MPI_MAX,
                   world_.comm());
-    for (RankRetimer* r : locs_) r->slack_replay_ = &replay;
+    const bool none = std::all_of(replay.begin(), replay.end(), [](std::uint8_t x) { return x == 0; });
+    for (RankRetimer* r : locs_) {
+      r->slack_replay_ = &replay;
+      r->near_done_ = none && !unshared_ && r->near_from_profile();
+    }
     for (std::size_t w = windows; w-- > 0;) {
       const std::size_t w0 = w * window;
       const std::size_t w1 = std::min(nparts, w0 + window);
@@ -519,6 +523,7 @@ class Retimer {
       r->backward_end();
       r->bwd_ex_ = nullptr;
       r->slack_replay_ = nullptr;
+      r->near_done_ = false;
     }
   }
 

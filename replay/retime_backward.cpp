@@ -74,7 +74,7 @@ void RankRetimer::start_backward(Part& g, std::size_t s) {
     return;
   }
   if (slack_replay_ != nullptr && (*slack_replay_)[s] == 0) {
-    near_whole_part(g.start, g.stop);
+    if (!near_done_) near_whole_part(g.start, g.stop);
     g.done = true;
     return;
   }
@@ -129,6 +129,20 @@ void RankRetimer::near_whole_part(EventIdx start, EventIdx stop) {
     cp = thread_ == 0 && k == EventKind::Enter ? parent_of_[trace_.ref[e]]
                                                : path_before(e, k, cp);
   }
+}
+
+bool RankRetimer::near_from_profile() {
+  if (thread_ != 0 || threads_ || profile_exclusive_ == nullptr || !released_events_.empty())
+    return false;
+  for (std::uint32_t cp = 0; cp < tree_.size(); ++cp) near_critical_[cp] = profile_exclusive_[cp];
+  // (A master's first event is no synchronization: prepare's settle.)
+  for (EventIdx e = sync_.next(1); e != kNoEvent && e < trace_.size(); e = sync_.next(e + 1)) {
+    const std::uint32_t cp = activity_path(e);
+    if (cp != UINT32_MAX)
+      near_critical_[cp] += std::max<Clk>(gap_[sync_.rank(e)], 0) - (T(e) - T(e - 1));
+  }
+  near_done_ = true;
+  return true;
 }
 
 bool RankRetimer::backward_step(Part& g) {
