@@ -445,6 +445,13 @@ class RankRetimer {
   bool forward_step(Part& g, std::size_t slot);
 
   void ship_lr_forward(Rank to, EventIdx sender_event, const Clk* enter, Clk lag);
+  /// A matched send's LS record (its call's Enter clocks, `lag` behind) to the receiver;
+  /// returns whether its completion waits for the receiver (Late Receiver). Inlined into
+  /// forward_step (its clock loop is built for AVX2 there).
+  bool ship_send(EventIdx e, const Clk* enter, Clk lag);
+  /// A receive request whose sender's completion waits for it: the LR record of its call's
+  /// Enter clocks to the sender (nothing for the others).
+  void ship_request(EventIdx e, const Clk* enter, Clk lag);
 
   /// Nothing moved anywhere: every waiting event is replayed without its constraints.
   void release_forward();

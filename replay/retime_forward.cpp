@@ -237,6 +237,29 @@ void latest_plus(Clk* next, const Clk* a, const Clk* const* partners, Clk gap, s
 
 }  // namespace
 
+__attribute__((always_inline)) inline bool RankRetimer::ship_send(EventIdx e, const Clk* enter,
+                                                                 Clk lag) {
+  const bool lr = lr_.test(e);
+  const std::uint32_t i = sent_.rank(e);
+  ByteBuffer& out = fwd_ex_->to(me_, send_dest_[i]);
+  put(out, static_cast<std::uint8_t>(kLsF));
+  put(out, e);
+  put(out, send_request_[i]);
+  put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
+  put_clocks(out, enter, lag);
+  return lr;
+}
+
+__attribute__((always_inline)) inline void RankRetimer::ship_request(EventIdx e, const Clk* enter,
+                                                                    Clk lag) {
+  const EventIdx completion = trace_.ref[e];
+  if (completion != kNoEvent && completion > e && completion < trace_.size() &&
+      trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion) && lr_req_.test(e)) {
+    const std::uint32_t i = recvd_.rank(completion);
+    ship_lr_forward(recv_source_[i], recv_sender_[i], enter, lag);
+  }
+}
+
 CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   Clk* a = &clk_[slot * stride()];
   Clk* enter = a + S_;  // a master's only (MPI calls)
@@ -278,12 +301,16 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
   const bool master = thread_ == 0;
   const EventIdx nudge = nudge_;
   while (g.e < g.stop) {
-    // A master's Enters and Leaves that complete nothing, are no collective's begin or end, no
-    // OpenMP synchronization and not the test hook's: their activities and the call paths they
-    // open or close, nothing else of the steps below applies (the unchanged clock keeps its
-    // check: only a synchronization or the hook can move it). Their loop keeps the event, its
-    // predecessor's time and the call path in locals: as the part's fields they were stored
-    // and loaded again at every event, behind the clocks' stores (which may alias them).
+    // A master's events that complete nothing, are no collective's begin or end, no OpenMP
+    // synchronization and not the test hook's, and whose call does not wait for a Late
+    // Receiver (a blocking send's Leave): their activities, the call paths Enters and Leaves
+    // open or close, and the records a matched send or a receive request ships, nothing else of
+    // the steps below applies (the unchanged clock keeps its check: only a synchronization or
+    // the hook can move it). A blocking send or receive whose record must go out takes the
+    // steps below (a send may then wait at its Leave; a receive ships before it waits). The
+    // loop keeps the event, its predecessor's time and the call path in locals: as the part's
+    // fields they were stored and loaded again at every event, behind the clocks' stores
+    // (which may alias them).
     if (master && no_pending) {
       EventIdx e = g.e;
       Clk prev = g.prev;
@@ -291,25 +318,35 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       const EventIdx stop = g.stop;
       for (; e < stop; ++e) {
         const EventKind k = trace_.kind[e];
-        if ((k != EventKind::Enter && k != EventKind::Leave) || link_of(e) != kNoLink ||
-            sync_.test(e) || e == nudge || e == coll_begin || e == coll_end)
+        if (link_of(e) != kNoLink || sync_.test(e) || e == nudge || e == coll_begin ||
+            e == coll_end)
+          break;
+        const bool region = k == EventKind::Enter || k == EventKind::Leave;
+        if (!region && (((k == EventKind::Send) && sent_.test(e)) ||
+                        ((k == EventKind::Recv) && lr_req_.test(e))))
           break;
         const Clk t = T(e);
         const Clk d = t - prev;
         lag += d;
         apply_changes(a, cp, d, vis, e, k);
-        const std::uint32_t r = trace_.ref[e];
-        if (k == EventKind::Enter) {
-          cp = r;
-          if (mpi_path_[r]) snapshot_enter();
-          const int b = slot_of_[r];
-          if (b >= 0) vis[b] = visit_factor(g, e, b);
-        } else {
-          const int b = slot_of_[r];
-          if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
-          cp = parent(r);
-        }
         prev = t;
+        if (region) {
+          const std::uint32_t r = trace_.ref[e];
+          if (k == EventKind::Enter) {
+            cp = r;
+            if (mpi_path_[r]) snapshot_enter();
+            const int b = slot_of_[r];
+            if (b >= 0) vis[b] = visit_factor(g, e, b);
+          } else {
+            const int b = slot_of_[r];
+            if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
+            cp = parent(r);
+          }
+        } else if (k == EventKind::Isend) {
+          if (sent_.test(e)) ship_send(e, enter, g.enter_lag);
+        } else if (k == EventKind::IrecvRequest) {
+          ship_request(e, enter, g.enter_lag);
+        }
       }
       if (e != g.e) moved = true;
       g.e = e;
@@ -336,7 +373,11 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     std::size_t np = 0;
     if (sync) {
       bool missing = false;
-      auto need = [&](std::uint64_t key, Hop hop) {
+      // Each partner's record, until one has not come (the step then stops here and looks
+      // again next round); where its time comes from only for the profiled clock's path.
+      const bool hops_wanted = path_ >= 0;
+      auto need = [&](std::uint64_t key, auto&& hop) {
+        if (missing) return;
         Clk value = 0;
         if (!inbox_.find(key, value)) {
           missing = true;
@@ -344,20 +385,25 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           keys[np] = key;
           pooled[np] = value;
           gate_of[np] = kNoLink;
-          hops[np] = hop;
+          if (hops_wanted) hops[np] = hop();
           partners[np++] = pool_at(value);
         }
       };
       auto late_receiver = [&](EventIdx send) {
-        const std::uint32_t i = sent_.rank(send);
-        need(key_of(kLrF, 0, send), Hop{e, send_dest_[i], Hop::kCallOf, send_request_[i], 0});
+        need(key_of(kLrF, 0, send), [&] {
+          const std::uint32_t i = sent_.rank(send);
+          return Hop{e, send_dest_[i], Hop::kCallOf, send_request_[i], 0};
+        });
       };
       if (completion(k))
         completions_from(e, [&](Rec kind, EventIdx x) {
           if (kind == kLrF) return late_receiver(x);
+          if (missing) return;
           const std::uint32_t i = recvd_.rank(x);
-          need(key_of(kLsF, static_cast<std::uint32_t>(recv_source_[i]), recv_sender_[i]),
-               Hop{e, recv_source_[i], Hop::kCallOf, recv_sender_[i], 0});
+          const Rank source = recv_source_[i];
+          const EventIdx sender = recv_sender_[i];
+          need(key_of(kLsF, static_cast<std::uint32_t>(source), sender),
+               [&] { return Hop{e, source, Hop::kCallOf, sender, 0}; });
         });
       for (const auto& [at, send] : g.pending)
         if (at == e) late_receiver(send);
@@ -371,7 +417,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
           put(out, c.k);
           put(out, c.local);
         }
-        need(key_of(kDownF, c.comm, c.k), Hop{e, -1, Hop::kBegin, c.comm, c.k});
+        need(key_of(kDownF, c.comm, c.k), [&] { return Hop{e, -1, Hop::kBegin, c.comm, c.k}; });
       }
       if (link != kNoLink && !(link & kWrites)) {
         // An OpenMP synchronization: the gate holds its writers' latest new time once all
@@ -489,31 +535,14 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
         break;
       }
       case EventKind::Send: case EventKind::Isend:
-        if (sent_.test(e)) {
-          const bool lr = lr_.test(e);
-          const std::uint32_t i = sent_.rank(e);
-          ByteBuffer& out = fwd_ex_->to(me_, send_dest_[i]);
-          put(out, static_cast<std::uint8_t>(kLsF));
-          put(out, e);
-          put(out, send_request_[i]);
-          put(out, static_cast<std::uint8_t>(lr ? 1 : 0));
-          put_clocks(out, enter, g.enter_lag);
-          if (lr && k == EventKind::Send) {
-            const EventIdx leave = trace_.leave_of(trace_.call_of(e));
-            if (leave != kNoEvent) g.pending.push_back({leave, e});
-          }
+        if (sent_.test(e) && ship_send(e, enter, g.enter_lag) && k == EventKind::Send) {
+          const EventIdx leave = trace_.leave_of(trace_.call_of(e));
+          if (leave != kNoEvent) g.pending.push_back({leave, e});
         }
         break;
-      case EventKind::IrecvRequest: {
-        const EventIdx completion = trace_.ref[e];
-        if (completion != kNoEvent && completion > e && completion < trace_.size() &&
-            trace_.kind[completion] == EventKind::Irecv && recvd_.test(completion) &&
-            lr_req_.test(e)) {
-          const std::uint32_t i = recvd_.rank(completion);
-          ship_lr_forward(recv_source_[i], recv_sender_[i], enter, g.enter_lag);
-        }
+      case EventKind::IrecvRequest:
+        ship_request(e, enter, g.enter_lag);
         break;
-      }
       default:
         break;
     }
