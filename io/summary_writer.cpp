@@ -69,7 +69,11 @@ class ShownPaths {
     }
     for (const SummaryWaitInstance& w : s.worst) add(w.path);
     for (const SummaryOmpBarrier& b : s.openmp.barriers) add(b.path);
-    for (const SummaryWhatIfCallpath& c : s.what_if.callpaths) add(c.path);
+    // The what-if block's rows, and the first three of the other near-critical call paths
+    // (what_if_text): not all of those, hundreds on a large call tree, none of them shown.
+    std::size_t others = 0;
+    for (const SummaryWhatIfCallpath& c : s.what_if.callpaths)
+      if (c.has_gains || others++ < 3) add(c.path);
     for (const SummaryWhatIfScenario& sc : s.what_if.scenarios)
       for (const auto& c : sc.critical_path) add(c.path);
     set_ = std::make_unique<CallpathSet>(std::move(paths));  // split once for every width
