@@ -713,6 +713,37 @@ class RankRetimer {
 // The records' clocks, inline: copied into the steps that ship them and the receive that
 // stores them (each built for AVX2 too, CPREPLAY_CLOCK_LOOPS).
 
+namespace clock_bytes {
+
+// The clock loops of put_clocks and get_clocks over pointers declared not to alias: a record's
+// bytes (char) may alias anything, so without it GCC left the 4-byte widening loop scalar
+// (30 loads, adds and stores per record received) where AVX2 widens four clocks at a time.
+
+/// d[s] = c[s + 1] - c0 + 2^31 as 4 bytes each; returns the OR of their high halves (0: all fit).
+__attribute__((always_inline)) inline std::uint64_t narrow(const Clk* __restrict c, Clk c0,
+                                                          char* __restrict p, std::size_t n) {
+  std::uint64_t high = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::uint64_t u = static_cast<std::uint64_t>(c[s + 1] - c0) + (std::uint64_t{1} << 31);
+    high |= u >> 32;
+    const auto u32 = static_cast<std::uint32_t>(u);
+    std::memcpy(p + 4 * s, &u32, 4);
+  }
+  return high;
+}
+
+/// c[s] = base + the s-th 4-byte value at p (unsigned arithmetic, exact modulo 2^64).
+__attribute__((always_inline)) inline void widen(const char* __restrict p, std::uint64_t base,
+                                                Clk* __restrict c, std::size_t n) {
+  for (std::size_t s = 0; s < n; ++s) {
+    std::uint32_t u32;
+    std::memcpy(&u32, p + 4 * s, 4);
+    c[s] = static_cast<Clk>(base + u32);
+  }
+}
+
+}  // namespace clock_bytes
+
 inline void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c, Clk lag) {
   const Clk c0 = c[0];
   const std::size_t n = S_ > 0 ? S_ - 1 : 0;
@@ -727,13 +758,7 @@ inline void RankRetimer::put_clocks(ByteBuffer& out, const Clk* c, Clk lag) {
   // d fits 32 bits iff u = d + 2^31 (unsigned) is below 2^32: one add, shift and or per clock
   // (vectorizable; a signed range check is not, without 64-bit compares). The record holds u
   // (biased): get_clocks widens it without a sign, which SSE2 does in two instructions.
-  std::uint64_t high = 0;
-  for (std::size_t s = 0; s < n; ++s) {
-    const std::uint64_t u = static_cast<std::uint64_t>(c[s + 1] - c0) + (std::uint64_t{1} << 31);
-    high |= u >> 32;
-    const auto u32 = static_cast<std::uint32_t>(u);
-    std::memcpy(p + 4 * s, &u32, 4);
-  }
+  const std::uint64_t high = clock_bytes::narrow(c, c0, p, n);
   if (high == 0) {
     p[-1] = 1;
     out.resize(at + sizeof(Clk) + 1 + 4 * n);
@@ -757,11 +782,7 @@ inline void RankRetimer::get_clocks(const char*& p, Clk* c) const {
     // Each difference plus 2^31 (put_clocks): c0 - 2^31 + u, in unsigned arithmetic (exact
     // modulo 2^64, and the true value fits).
     const std::uint64_t base = static_cast<std::uint64_t>(c0) - (std::uint64_t{1} << 31);
-    for (std::size_t s = 0; s < n; ++s) {
-      std::uint32_t u32;
-      std::memcpy(&u32, p + 4 * s, 4);
-      c[s + 1] = static_cast<Clk>(base + u32);
-    }
+    clock_bytes::widen(p, base, c + 1, n);
     p += 4 * n;
   } else {
     for (std::size_t s = 0; s < n; ++s) {
