@@ -347,7 +347,9 @@ bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventId
   const MpiClass cls = defs_.region(trace_.region_of(call)).mpi_class;
   if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
     return false;
-  const EventIdx leave = trace_.leave_of(call);
+  // The sends a multi-wait call completes come one after another: its Leave found once.
+  if (call != leave_of_call_.first) leave_of_call_ = {call, trace_.leave_of(call)};
+  const EventIdx leave = leave_of_call_.second;
   if (leave == kNoEvent || !(trace_.time[leave] > request_enter)) return false;
   attach = trace_.kind[s] == EventKind::Send ? leave : c;
   return true;

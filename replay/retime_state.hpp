@@ -417,6 +417,15 @@ class CodeColumn {
       wide_.push_back(r);
       return;
     }
+    // A handful of distinct values (a rank's neighbours): a look through the table beats the
+    // hash map's lookup.
+    if (table_.size() <= kScan) {
+      for (std::size_t c = 0; c < table_.size(); ++c)
+        if (table_[c] == r) {
+          codes_.push_back(static_cast<std::uint8_t>(c));
+          return;
+        }
+    }
     auto it = index_.find(r);
     if (it == index_.end()) {
       if (table_.size() == kCodes) {
@@ -435,6 +444,7 @@ class CodeColumn {
 
  private:
   static constexpr std::size_t kCodes = 255;
+  static constexpr std::size_t kScan = 8;
   void widen() {
     wide_.reserve(codes_.capacity());
     for (const std::uint8_t c : codes_) wide_.push_back(table_[c]);
@@ -509,6 +519,8 @@ class MatchRecorder final : public MessageSink {
   const Definitions& defs_;
   const LocalTrace& trace_;
   bool resolved_ = false;
+  /// late_receiver_binds: the last MPI call looked at, and its Leave.
+  mutable std::pair<EventIdx, EventIdx> leave_of_call_{kNoEvent, kNoEvent};
 };
 
 /// One gate, on the master: one OpenMP synchronization of a rank's threads. Its writers and
