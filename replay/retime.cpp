@@ -494,7 +494,8 @@ class Retimer {
       for (const RankRetimer* r : locs_) r->slack_bound(replay);
     MPI_Allreduce(MPI_IN_PLACE, replay.data(), static_cast<int>(nparts), MPI_UINT8_T, MPI_MAX,
                   world_.comm());
-    const bool none = std::all_of(replay.begin(), replay.end(), [](std::uint8_t x) { return x == 0; });
+    const bool none =
+        std::all_of(replay.begin(), replay.end(), [](std::uint8_t x) { return x == 0; });
     for (RankRetimer* r : locs_) {
       r->slack_replay_ = &replay;
       r->near_done_ = none && !unshared_ && r->near_from_profile();
