@@ -143,8 +143,12 @@ class RankRetimer {
   /// every rank's non-waiting time in the call path. First this rank's ticks and visits of the
   /// call paths to balance (integers: their sum over ranks does not depend on the order)...
   void plan_stats();
-  /// The same from the profile's ticks and visits (RetimeRequest::profile_exclusive): a pure-MPI
-  /// master's, without walking every event.
+  /// A pure-MPI master's non-waiting ticks per call path (nonwaiting_), from the profile's ticks
+  /// (RetimeRequest::profile_exclusive) less what its synchronizations wait, without walking
+  /// every event: its balance statistics, and its near-critical time where every activity is
+  /// near-critical (near_from_profile).
+  void nonwaiting_from_profile();
+  /// The balance statistics from nonwaiting_ and the profile's visits.
   void plan_stats_from_profile(std::size_t m);
 
   /// ...then, with `global` (stats_ summed over all ranks), the changes.
@@ -541,9 +545,8 @@ class RankRetimer {
   void near_whole_part(EventIdx start, EventIdx stop);
 
   /// With no part replayed anywhere: a pure-MPI master's near-critical time is all its
-  /// non-waiting time, the profile's ticks (RetimeRequest::profile_exclusive: the activities by
-  /// innermost open region, as the walk sums them) less what its synchronizations waited, with
-  /// no walk over the events. Returns false where that does not apply (walk the parts).
+  /// non-waiting time (nonwaiting_), with no walk over the events. Returns false where that
+  /// does not apply (walk the parts).
   bool near_from_profile();
 
   bool released_forward(EventIdx e) const {
@@ -698,6 +701,9 @@ class RankRetimer {
   std::vector<Clk> runtime_;
   Clk t_max_ = 0;
   std::vector<Clk> near_critical_;  ///< per call path: ticks
+  /// per call path: a pure-MPI master's non-waiting ticks (nonwaiting_from_profile), until the
+  /// slack pass takes them; empty elsewhere
+  std::vector<Clk> nonwaiting_;
   Clk slack_ticks_ = 0;  ///< backward: the slack limit in whole ticks (a slack <= it is within)
   /// backward: per part, 1 where some location replays the slack (slack_bound, agreed over all
   /// processes); 0: near_whole_part. Null: every part is replayed.

@@ -132,15 +132,11 @@ void RankRetimer::near_whole_part(EventIdx start, EventIdx stop) {
 }
 
 bool RankRetimer::near_from_profile() {
-  if (thread_ != 0 || threads_ || profile_exclusive_ == nullptr || !released_events_.empty())
-    return false;
-  for (std::uint32_t cp = 0; cp < tree_.size(); ++cp) near_critical_[cp] = profile_exclusive_[cp];
-  // (A master's first event is no synchronization: prepare's settle.)
-  for (EventIdx e = sync_.next(1); e != kNoEvent && e < trace_.size(); e = sync_.next(e + 1)) {
-    const std::uint32_t cp = activity_path(e);
-    if (cp != UINT32_MAX)
-      near_critical_[cp] += std::max<Clk>(gap_[sync_.rank(e)], 0) - (T(e) - T(e - 1));
-  }
+  // (The sums were taken before the forward replay: they hold while it replayed every
+  // synchronization with its partners.)
+  if (nonwaiting_.empty() || !released_events_.empty()) return false;
+  near_critical_.swap(nonwaiting_);
+  std::vector<Clk>().swap(nonwaiting_);
   near_done_ = true;
   return true;
 }

@@ -30,8 +30,11 @@ void RankRetimer::plan_stats() {
         stat_of_[c.callpath] == UINT32_MAX)
       stat_of_[c.callpath] = static_cast<std::uint32_t>(m++);
   stats_.assign(3 * m, 0);
+  const bool profiled =
+      !threads_ && thread_ == 0 && profile_exclusive_ != nullptr && profile_visits_ != nullptr;
+  if (profiled) nonwaiting_from_profile();
   if (m == 0) return;
-  if (!threads_ && thread_ == 0 && profile_exclusive_ != nullptr && profile_visits_ != nullptr) {
+  if (profiled) {
     plan_stats_from_profile(m);
     return;
   }
@@ -79,22 +82,27 @@ void RankRetimer::plan_stats() {
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
 }
 
-void RankRetimer::plan_stats_from_profile(std::size_t m) {
+void RankRetimer::nonwaiting_from_profile() {
   // The profile's ticks are the activities' times by innermost open region, as the walk in
   // plan_stats sums them; the non-waiting time is that less what each synchronization waits
   // (busy: its completion time instead of the whole activity).
+  nonwaiting_.assign(profile_exclusive_, profile_exclusive_ + tree_.size());
+  // (The first event's activity is empty and outside every region, as in the walk; a master's
+  // first event is no synchronization: prepare's settle.)
+  for (EventIdx e = sync_.next(1); e != kNoEvent && e < trace_.size(); e = sync_.next(e + 1)) {
+    const std::uint32_t cp = activity_path(e);
+    if (cp == UINT32_MAX) continue;
+    const Clk d = T(e) - T(e - 1);
+    nonwaiting_[cp] += busy(e, d) - d;
+  }
+}
+
+void RankRetimer::plan_stats_from_profile(std::size_t m) {
   for (std::uint32_t cp = 0; cp < tree_.size(); ++cp) {
     const std::uint32_t i = stat_of_[cp];
     if (i == UINT32_MAX) continue;
-    stats_[i] = profile_exclusive_[cp];
+    stats_[i] = nonwaiting_[cp];
     stats_[m + i] = static_cast<std::int64_t>(profile_visits_[cp]);
-  }
-  // (The first event's activity is empty and outside every region, as in the walk.)
-  for (EventIdx e = sync_.next(1); e != kNoEvent && e < trace_.size(); e = sync_.next(e + 1)) {
-    const std::uint32_t cp = activity_path(e);
-    if (cp == UINT32_MAX || stat_of_[cp] == UINT32_MAX) continue;
-    const Clk d = T(e) - T(e - 1);
-    stats_[stat_of_[cp]] += busy(e, d) - d;
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
   // The regions open where each part starts (for part_visits): a stack of the Enters.
