@@ -423,6 +423,8 @@ class RankRetimer {
 
   // The forward replay, in phases the driver runs for every held rank (Retimer::forward).
   void forward_begin();
+  /// A master's stops_: where the plain loop of forward_step hands over to the full step.
+  void plain_stops();
 
   /// Parts w0 .. w1 - 1 of the run.
   void forward_window(std::size_t w0, std::size_t w1);
@@ -650,6 +652,8 @@ class RankRetimer {
   EventBits sync_;   ///< events that complete a synchronization
   Gaps gap_;  ///< per synchronization: end minus the latest original ready time
   EventBits lr_req_;  ///< receive requests whose sender's completion waited for them
+  /// forward, a master's: the events its plain loop leaves to the full step (forward_begin)
+  EventBits stops_;
   std::vector<EventIdx> released_events_;  ///< forward: synchronizations replayed as plain
 
   CollectiveTable table_;

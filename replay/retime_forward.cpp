@@ -58,6 +58,28 @@ void RankRetimer::forward_begin() {
   tmp_.assign(S_, 0);
   if (thread_ != 0) first_.assign(S_, kPos);
   if (!team_.empty()) gates_forward_begin();
+  if (thread_ == 0) plain_stops();
+}
+
+void RankRetimer::plain_stops() {
+  // Every event the plain loop of forward_step would stop at, so that it runs from one to the
+  // next without asking each event: synchronizations and OpenMP links (their words at once),
+  // collectives' begins and ends, blocking sends whose record goes out and blocking receives
+  // whose request does, and the test hook's event. A superset does no harm: the full step
+  // handles every event.
+  const auto n = static_cast<EventIdx>(trace_.size());
+  stops_.resize(n);
+  stops_.merge(sync_);
+  if (threads_) stops_.merge(omp_);
+  for (EventIdx e = sent_.next(0); e != kNoEvent && e < n; e = sent_.next(e + 1))
+    if (trace_.kind[e] == EventKind::Send) stops_.set(e);
+  for (EventIdx e = lr_req_.next(0); e != kNoEvent && e < n; e = lr_req_.next(e + 1))
+    if (trace_.kind[e] == EventKind::Recv) stops_.set(e);
+  for (const CollEntry& c : colls_) {
+    if (c.begin < n) stops_.set(c.begin);
+    if (c.end < n) stops_.set(c.end);
+  }
+  if (nudge_ < n) stops_.set(nudge_);
 }
 
 void RankRetimer::forward_window(std::size_t w0, std::size_t w1) {
@@ -151,6 +173,7 @@ void RankRetimer::forward_end(const std::vector<Clk>& runtime, Clk t_max, Rank s
   std::vector<std::uint32_t>().swap(free_);
   std::vector<Part>().swap(parts_);
   std::vector<Clk>().swap(clk_);
+  stops_ = EventBits{};
 }
 
 void RankRetimer::start_forward(Part& g, std::size_t s, std::size_t slot) {
@@ -288,18 +311,10 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     std::memcpy(enter, a, S * sizeof(Clk));
     g.enter_lag = lag;
   };
-  // What the first test below asks of every event, kept in locals: the next collective's
-  // begin and end (kNoEvent: none left), whether a blocking send waits for its Leave, and
-  // whether this is a master (whose plain Enters and Leaves take the short way).
-  EventIdx coll_begin = kNoEvent, coll_end = kNoEvent;
-  const auto next_coll = [&] {
-    coll_begin = g.cc < colls_.size() ? colls_[g.cc].begin : kNoEvent;
-    coll_end = g.cc < colls_.size() ? colls_[g.cc].end : kNoEvent;
-  };
-  next_coll();
+  // Whether a blocking send waits for its Leave, and whether this is a master (whose plain
+  // events take the short way), kept in locals.
   bool no_pending = g.pending.empty();
   const bool master = thread_ == 0;
-  const EventIdx nudge = nudge_;
   while (g.e < g.stop) {
     // A master's events that complete nothing, are no collective's begin or end, no OpenMP
     // synchronization and not the test hook's, and whose call does not wait for a Late
@@ -307,24 +322,19 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
     // open or close, and the records a matched send or a receive request ships, nothing else of
     // the steps below applies (the unchanged clock keeps its check: only a synchronization or
     // the hook can move it). A blocking send or receive whose record must go out takes the
-    // steps below (a send may then wait at its Leave; a receive ships before it waits). The
-    // loop keeps the event, its predecessor's time and the call path in locals: as the part's
-    // fields they were stored and loaded again at every event, behind the clocks' stores
-    // (which may alias them).
+    // steps below (a send may then wait at its Leave; a receive ships before it waits). Those
+    // events are the stops (plain_stops): the loop runs up to the next one. It keeps the
+    // event, its predecessor's time and the call path in locals: as the part's fields they
+    // were stored and loaded again at every event, behind the clocks' stores (which may alias
+    // them).
     if (master && no_pending) {
       EventIdx e = g.e;
       Clk prev = g.prev;
       std::uint32_t cp = g.cp;
-      const EventIdx stop = g.stop;
+      const EventIdx stop = std::min(g.stop, stops_.next(e));
       for (; e < stop; ++e) {
         const EventKind k = trace_.kind[e];
-        if (link_of(e) != kNoLink || sync_.test(e) || e == nudge || e == coll_begin ||
-            e == coll_end)
-          break;
         const bool region = k == EventKind::Enter || k == EventKind::Leave;
-        if (!region && (((k == EventKind::Send) && sent_.test(e)) ||
-                        ((k == EventKind::Recv) && lr_req_.test(e))))
-          break;
         const Clk t = T(e);
         const Clk d = t - prev;
         lag += d;
@@ -352,7 +362,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       g.e = e;
       g.prev = prev;
       g.cp = cp;
-      if (e >= stop) break;
+      if (e >= g.stop) break;
     }
     const EventIdx e = g.e;
     const EventKind k = trace_.kind[e];
@@ -558,10 +568,7 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
       catch_up();
       if (c.source) put_clocks(out, a);
     }
-    if (g.cc < colls_.size() && colls_[g.cc].end == e) {
-      ++g.cc;
-      next_coll();
-    }
+    if (g.cc < colls_.size() && colls_[g.cc].end == e) ++g.cc;
     no_pending = g.pending.empty();
     g.prev = t;
     ++g.e;

@@ -111,6 +111,10 @@ class EventBits {
   void set(EventIdx e) { words_[e >> 6] |= std::uint64_t{1} << (e & 63); }
   void reset(EventIdx e) { words_[e >> 6] &= ~(std::uint64_t{1} << (e & 63)); }
   bool test(EventIdx e) const { return (words_[e >> 6] >> (e & 63)) & 1u; }
+  /// Sets every bit set in o (sized alike or smaller; rank() needs finish() again).
+  void merge(const EventBits& o) {
+    for (std::size_t i = 0; i < o.words_.size() && i < words_.size(); ++i) words_[i] |= o.words_[i];
+  }
   /// After the last set(): makes rank() work.
   void finish() {
     before_.resize(words_.size());
