@@ -27,12 +27,12 @@ __attribute__((always_inline)) inline void RankRetimer::apply_changes(
   const auto balance = [&](std::uint32_t clock, int slot, double dd)
                            __attribute__((always_inline)) {
     const double f = vis[slot];
-    if (f < 0.0) {
+    if (f >= 0.0) {
+      a[clock] += round_half_away(dd * f) - d;
+    } else if (f < 0.0) {
       a[clock] -= d;
       if (k == EventKind::Leave && trace_.ref[e] == cp)
         a[clock] += round_half_away(visit_mean_[slot]);
-    } else if (!std::isnan(f)) {
-      a[clock] += round_half_away(dd * f) - d;
     }
   };
   if (r.one_each) {
@@ -346,7 +346,14 @@ CPREPLAY_CLOCK_LOOPS bool RankRetimer::forward_step(Part& g, std::size_t slot) {
             cp = r;
             if (mpi_path_[r]) snapshot_enter();
             const int b = slot_of_[r];
-            if (b >= 0) vis[b] = visit_factor(g, e, b);
+            if (b >= 0) {
+              // A visit the walk of an enclosing one noted comes next (visit_factor's first
+              // case, without the call).
+              if (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] == e)
+                vis[b] = g.memo_factor[g.memo_head++];
+              else
+                vis[b] = visit_factor(g, e, b);
+            }
           } else {
             const int b = slot_of_[r];
             if (b >= 0) vis[b] = std::numeric_limits<double>::quiet_NaN();
