@@ -105,24 +105,54 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
     stats_[m + i] = static_cast<std::int64_t>(profile_visits_[cp]);
   }
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
-  // The regions open where each part starts (for part_visits): a stack of the Enters.
+  // The regions open where each part starts (for part_visits), as plan_stats' walk finds them,
+  // without walking every event: the open regions' call paths are the chain from the call path
+  // before the part's first event up to the root, so only the Enters of the balanced ones are
+  // looked for, scanning back from the part's start and stopping at the outermost of them. A
+  // region not entered since the previous part's start was open there too: its Enter is the one
+  // found then. (On the bench stencil a scan goes back to its iteration's start, a tenth of the
+  // events between two parts.)
   const std::size_t nparts = part_count();
-  std::vector<EventIdx> open;
-  EventIdx e = 0;
+  std::vector<std::uint32_t> chain;                            // innermost first
+  std::vector<EventIdx> enters;                                // per chain entry, or kNoEvent
+  std::vector<std::pair<std::uint32_t, EventIdx>> known, now;  // balanced open: path, Enter
+  EventIdx lo = 0;  // the previous part's start
   for (std::size_t s = 1; s < nparts; ++s) {
     const EventIdx x = part_start(s);
     if (x >= trace_.size()) break;
-    for (; e < x; ++e) {
-      const EventKind k = trace_.kind[e];
-      if (k == EventKind::Enter) {
-        open.push_back(e);
-      } else if (k == EventKind::Leave && !open.empty()) {
-        open.pop_back();
+    chain.clear();
+    for (std::uint32_t cp = activity_path(x); cp != UINT32_MAX; cp = parent(cp))
+      chain.push_back(cp);
+    std::size_t need = 0;  // chain entries up to the outermost balanced one
+    for (std::size_t i = 0; i < chain.size(); ++i)
+      if (stat_of_[chain[i]] != UINT32_MAX) need = i + 1;
+    enters.assign(need, kNoEvent);
+    std::size_t found = 0;
+    int depth = 0;
+    for (EventIdx i = x; found < need && i-- > lo;) {
+      const EventKind k = trace_.kind[i];
+      if (k == EventKind::Leave) {
+        ++depth;
+      } else if (k == EventKind::Enter) {
+        if (depth == 0)
+          enters[found++] = i;
+        else
+          --depth;
       }
     }
-    for (const EventIdx enter : open)
-      if (stat_of_[trace_.ref[enter]] != UINT32_MAX)
-        part_open_.emplace_back(static_cast<std::uint32_t>(s), enter);
+    now.clear();
+    for (std::size_t i = need; i-- > 0;) {
+      if (stat_of_[chain[i]] == UINT32_MAX) continue;
+      EventIdx enter = enters[i];
+      if (enter == kNoEvent)  // open since before lo
+        for (const auto& [path, at] : known)
+          if (path == chain[i]) enter = at;
+      if (enter == kNoEvent) continue;  // (cannot happen: it was open at lo)
+      now.emplace_back(chain[i], enter);
+      part_open_.emplace_back(static_cast<std::uint32_t>(s), enter);
+    }
+    known.swap(now);
+    lo = x;
   }
 }
 
