@@ -110,12 +110,19 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
   // before the part's first event up to the root, so only the Enters of the balanced ones are
   // looked for, scanning back from the part's start and stopping at the outermost of them. A
   // region not entered since the previous part's start was open there too: its Enter is the one
-  // found then. (On the bench stencil a scan goes back to its iteration's start, a tenth of the
-  // events between two parts.)
+  // found then. A call path this rank visits once (main) is not looked for where it was open
+  // at the previous part's start: that one visit is still the one open. (On the bench stencil
+  // a scan then goes back to its iteration's start, a tenth of the events between two parts;
+  // looking for main too, it went back to the previous part's start.)
   const std::size_t nparts = part_count();
   std::vector<std::uint32_t> chain;                            // innermost first
   std::vector<EventIdx> enters;                                // per chain entry, or kNoEvent
   std::vector<std::pair<std::uint32_t, EventIdx>> known, now;  // balanced open: path, Enter
+  const auto was_open = [&](std::uint32_t cp) {
+    for (const auto& [path, at] : known)
+      if (path == cp) return true;
+    return false;
+  };
   EventIdx lo = 0;  // the previous part's start
   for (std::size_t s = 1; s < nparts; ++s) {
     const EventIdx x = part_start(s);
@@ -123,10 +130,15 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
     chain.clear();
     for (std::uint32_t cp = activity_path(x); cp != UINT32_MAX; cp = parent(cp))
       chain.push_back(cp);
-    std::size_t need = 0;  // chain entries up to the outermost balanced one
-    for (std::size_t i = 0; i < chain.size(); ++i)
-      if (stat_of_[chain[i]] != UINT32_MAX) need = i + 1;
-    enters.assign(need, kNoEvent);
+    std::size_t all = 0;   // chain entries up to the outermost balanced one
+    std::size_t need = 0;  // ...of them, up to the outermost one to look for
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      const std::uint32_t cp = chain[i];
+      if (stat_of_[cp] == UINT32_MAX) continue;
+      all = i + 1;
+      if (profile_visits_[cp] != 1 || !was_open(cp)) need = i + 1;
+    }
+    enters.assign(all, kNoEvent);
     std::size_t found = 0;
     int depth = 0;
     for (EventIdx i = x; found < need && i-- > lo;) {
@@ -141,7 +153,7 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
       }
     }
     now.clear();
-    for (std::size_t i = need; i-- > 0;) {
+    for (std::size_t i = all; i-- > 0;) {
       if (stat_of_[chain[i]] == UINT32_MAX) continue;
       EventIdx enter = enters[i];
       if (enter == kNoEvent)  // open since before lo
@@ -300,15 +312,17 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   sent.resize(trace.size());
   lr.resize(trace.size());
   recvd.resize(trace.size());
-  // Held through the later phases: sized by the trace's sends and receives (every one of them
-  // matched in a complete trace), not grown by doubling.
-  const std::size_t sends = trace.kind.count(EventKind::Send, EventKind::Isend);
-  const std::size_t receives = trace.kind.count(EventKind::Recv, EventKind::Irecv);
-  send_request.reserve(sends);
-  recv_sender.reserve(receives);
-  recv_ready.reserve(receives);
-  // Late Receiver entries: at most one per send; pages not written are not resident.
-  late_before.reserve(sends);
+  // Held through the later phases: not grown by doubling. Each side's tables are sized by the
+  // trace's message events (its sends and receives together: every one of them matched in a
+  // complete trace), a bound for either side whose pages beyond that side's own count are
+  // never written, so never resident; counting each side's events took two passes over every
+  // event's kind.
+  const std::size_t messages = trace.p2p.size();
+  send_request.reserve(messages);
+  recv_sender.reserve(messages);
+  recv_ready.reserve(messages);
+  // Late Receiver entries: at most one per send.
+  late_before.reserve(messages);
 }
 
 void MatchRecorder::collectives(const CollInstance* inst, const CollTiming* timing,
