@@ -118,10 +118,10 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
   std::vector<std::uint32_t> chain;                            // innermost first
   std::vector<EventIdx> enters;                                // per chain entry, or kNoEvent
   std::vector<std::pair<std::uint32_t, EventIdx>> known, now;  // balanced open: path, Enter
-  const auto was_open = [&](std::uint32_t cp) {
+  const auto enter_at_lo = [&](std::uint32_t cp) {  // where cp's region open at lo began
     for (const auto& [path, at] : known)
-      if (path == cp) return true;
-    return false;
+      if (path == cp) return at;
+    return kNoEvent;
   };
   EventIdx lo = 0;  // the previous part's start
   for (std::size_t s = 1; s < nparts; ++s) {
@@ -136,7 +136,7 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
       const std::uint32_t cp = chain[i];
       if (stat_of_[cp] == UINT32_MAX) continue;
       all = i + 1;
-      if (profile_visits_[cp] != 1 || !was_open(cp)) need = i + 1;
+      if (profile_visits_[cp] != 1 || enter_at_lo(cp) == kNoEvent) need = i + 1;
     }
     enters.assign(all, kNoEvent);
     std::size_t found = 0;
@@ -155,10 +155,7 @@ void RankRetimer::plan_stats_from_profile(std::size_t m) {
     now.clear();
     for (std::size_t i = all; i-- > 0;) {
       if (stat_of_[chain[i]] == UINT32_MAX) continue;
-      EventIdx enter = enters[i];
-      if (enter == kNoEvent)  // open since before lo
-        for (const auto& [path, at] : known)
-          if (path == chain[i]) enter = at;
+      const EventIdx enter = enters[i] != kNoEvent ? enters[i] : enter_at_lo(chain[i]);
       if (enter == kNoEvent) continue;  // (cannot happen: it was open at lo)
       now.emplace_back(chain[i], enter);
       part_open_.emplace_back(static_cast<std::uint32_t>(s), enter);
