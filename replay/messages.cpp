@@ -419,7 +419,9 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
                                                leave_time(trace, trace.call_of(e)),
                                                trace.time[e], trace.bytes_of(e), rec.comm,
                                                rec.tag, e, trace.rank, dest, 0});
-        m.in_flight.push_back(MatchedSend{e, RemoteRecv{}});
+        RemoteRecv unanswered;
+        unanswered.rank = dest;
+        m.in_flight.push_back(MatchedSend{e, unanswered});
       }
     }
     exchange(out_to, [&](const SendWire& w) {
@@ -450,7 +452,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
         // Tags that change from message to message would leave a trail of empty queues.
         if (it->second.empty() && m.queues.size() > kKeptEmptyQueues) m.queues.erase(it);
         matched.push_back(MatchedRecv{
-            e, RemoteSend{w.call_enter, w.call_leave, w.time, w.bytes, w.event}});
+            e, RemoteSend{w.call_enter, w.call_leave, w.time, w.bytes, w.event, w.source}});
         ++m.counts.matched;
         // The receive request: MpiRecv itself, or the MpiIrecvRequest that started an MpiIrecv.
         EventIdx request = e;
@@ -469,7 +471,7 @@ MatchCounts match_messages(const World& world, const Definitions& defs, const Sh
           m.in_flight.begin() + static_cast<std::ptrdiff_t>(m.head), m.in_flight.end(),
           r.send_event, [](const MatchedSend& s, EventIdx e) { return s.event < e; });
       if (it != m.in_flight.end() && it->event == r.send_event)
-        it->recv = RemoteRecv{r.request_enter, r.request_leave, r.request_event};
+        it->recv = RemoteRecv{r.request_enter, r.request_leave, r.request_event, it->recv.rank};
     });
     std::vector<std::vector<ReplyWire>>().swap(replies_to);
     bool more = false;

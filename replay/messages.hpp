@@ -22,6 +22,7 @@ struct RemoteSend {
   Ticks time = 0;        ///< the send event's own timestamp
   std::uint64_t bytes = 0;
   EventIdx event = kNoEvent;  ///< the send event's index on the sender
+  Rank rank = -1;             ///< the sender's world rank (in the padding: 40 B either way)
 };
 
 /// What a sender learns about the receive that matches one of its sends.
@@ -29,6 +30,7 @@ struct RemoteRecv {
   Ticks request_enter = 0;  ///< Enter of the MPI call holding the receive request
   Ticks request_leave = 0;  ///< Leave of that call (root cause: a synchpoint's completion time)
   EventIdx request_event = kNoEvent;  ///< MpiRecv itself, or the MpiIrecvRequest
+  Rank rank = -1;  ///< the receiver's world rank (in the padding: 24 B either way)
 };
 #pragma pack(pop)
 

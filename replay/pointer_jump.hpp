@@ -141,11 +141,16 @@ void send_each_sliced(const World& world, std::size_t n, std::size_t slice_bytes
   const std::size_t per = slice_bytes / sizeof(Record) > 0 ? slice_bytes / sizeof(Record) : 1;
   unsigned long long slices = (n + per - 1) / per;
   MPI_Allreduce(MPI_IN_PLACE, &slices, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, world.comm());
+  // Each record's destination asked once (send_each asks twice; the callers look it up in
+  // their tables per record), kept for a slice at a time.
+  std::vector<int> to;
   for (unsigned long long s = 0; s < slices; ++s) {
     const std::size_t lo = std::min<std::size_t>(n, static_cast<std::size_t>(s) * per);
     const std::size_t hi = std::min(n, lo + per);
+    to.resize(hi - lo);
+    for (std::size_t i = lo; i < hi; ++i) to[i - lo] = dest(i);
     send_each<Record>(
-        world, hi - lo, [&](std::size_t i) { return dest(lo + i); },
+        world, hi - lo, [&](std::size_t i) { return to[i]; },
         [&](std::size_t i) { return make(lo + i); }, receive);
   }
 }

@@ -196,6 +196,8 @@ class RankRetimer {
 
   /// The note on the i-th matched send, for its receiver.
   SendNote send_note(std::size_t i) const;
+  mutable std::size_t note_i_ = SIZE_MAX;  ///< the last note's send (send_note: in order)
+  mutable EventIdx note_e_ = kNoEvent;
 
   void take_send_note(const SendNote& note);
 

@@ -82,7 +82,7 @@ void RankRetimer::plan_stats() {
   for (std::size_t i = 0; i < m; ++i) stats_[2 * m + i] = stats_[i] > 0 ? 1 : 0;
 }
 
-void RankRetimer::nonwaiting_from_profile() {
+CPREPLAY_BIT_LOOPS void RankRetimer::nonwaiting_from_profile() {
   // The profile's ticks are the activities' times by innermost open region, as the walk in
   // plan_stats sums them; the non-waiting time is that less what each synchronization waits
   // (busy: its completion time instead of the whole activity).
@@ -233,7 +233,7 @@ void RankRetimer::plan_finish(const std::vector<std::int64_t>& global_stats) {
   std::vector<std::int64_t>().swap(stats_);
 }
 
-double RankRetimer::visit_factor(EventIdx enter, int slot) const {
+CPREPLAY_BIT_LOOPS double RankRetimer::visit_factor(EventIdx enter, int slot) const {
   if (only_visit_[slot] >= 0) return only_visit_factor(slot);
   Clk x = 0;
   int depth = 0;
@@ -253,7 +253,7 @@ double RankRetimer::visit_factor(EventIdx enter, int slot) const {
   return x > 0 ? visit_mean_[slot] / static_cast<double>(x) : -1.0;
 }
 
-double RankRetimer::visit_factor(Part& g, EventIdx enter, int slot) const {
+CPREPLAY_BIT_LOOPS double RankRetimer::visit_factor(Part& g, EventIdx enter, int slot) const {
   while (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] < enter) ++g.memo_head;
   if (g.memo_head < g.memo_size && g.memo_enter[g.memo_head] == enter)
     return g.memo_factor[g.memo_head++];
@@ -316,7 +316,9 @@ MatchRecorder::MatchRecorder(const Definitions& defs, const LocalTrace& trace)
   // event's kind.
   const std::size_t messages = trace.p2p.size();
   send_request.reserve(messages);
+  send_dest.reserve(messages);
   recv_sender.reserve(messages);
+  recv_source.reserve(messages);
   recv_ready.reserve(messages);
   // Late Receiver entries: at most one per send.
   late_before.reserve(messages);
@@ -333,6 +335,7 @@ void MatchRecorder::receives(const MatchedRecv* m, std::size_t n, EventIdx) {
   for (std::size_t i = 0; i < n; ++i) {
     recvd.set(m[i].event);
     recv_sender.push_back(m[i].send.event);
+    recv_source.push_back(m[i].send.rank);
     recv_ready.push_back(
         ready_times.encode(m[i].event, trace_.time[m[i].event], m[i].send.call_enter));
   }
@@ -342,6 +345,7 @@ void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
   for (std::size_t i = 0; i < n; ++i) {
     sent.set(m[i].event);
     send_request.push_back(m[i].recv.request_event);
+    send_dest.push_back(m[i].recv.rank);
     EventIdx attach = kNoEvent;
     if (late_receiver_binds(m[i].event, m[i].recv.request_enter, attach)) {
       lr.set(m[i].event);
@@ -351,16 +355,10 @@ void MatchRecorder::sends(const MatchedSend* m, std::size_t n, EventIdx) {
   }
 }
 
-void MatchRecorder::resolve_peers() {
+CPREPLAY_BIT_LOOPS void MatchRecorder::resolve_peers() {
   if (resolved_) return;
   resolved_ = true;
-  send_dest.reserve(send_request.size());
-  for (EventIdx e = sent.next(0); e != kNoEvent; e = sent.next(e + 1))
-    send_dest.push_back(peer_rank(defs_, trace_, e));
   send_dest.finish();
-  recv_source.reserve(recv_sender.size());
-  for (EventIdx e = recvd.next(0); e != kNoEvent; e = recvd.next(e + 1))
-    recv_source.push_back(peer_rank(defs_, trace_, e));
   recv_source.finish();
   late.reserve(late_before.size());
   std::size_t k = 0;
@@ -391,21 +389,30 @@ bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventId
     c = trace_.message(s).partner;
     if (c == kNoEvent || trace_.kind[c] != EventKind::IsendComplete) return false;
   }
-  const EventIdx call = trace_.call_of(c);
+  // The sends a multi-wait call completes come one after another: its Leave found once, and
+  // the later ones lie in it without a call_of where no region opens inside it (LastCall).
+  const EventIdx call = last_call_.of(trace_, c);
   if (call == kNoEvent) return false;
-  const MpiClass cls = defs_.region(trace_.region_of(call)).mpi_class;
+  if (call != last_class_of_) {
+    last_class_of_ = call;
+    last_class_ = defs_.region(trace_.region_of(call)).mpi_class;
+  }
+  const MpiClass cls = last_class_;
   if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
     return false;
-  // The sends a multi-wait call completes come one after another: its Leave found once.
-  if (call != leave_of_call_.first) leave_of_call_ = {call, trace_.leave_of(call)};
-  const EventIdx leave = leave_of_call_.second;
+  const EventIdx leave = last_call_.leave;
   if (leave == kNoEvent || !(trace_.time[leave] > request_enter)) return false;
   attach = trace_.kind[s] == EventKind::Send ? leave : c;
   return true;
 }
 
-SendNote RankRetimer::send_note(std::size_t i) const {
-  const EventIdx s = sent_.select(static_cast<std::uint32_t>(i));
+CPREPLAY_BIT_LOOPS SendNote RankRetimer::send_note(std::size_t i) const {
+  // The notes go out in order: the send after the previous note's is the next set bit.
+  const EventIdx s = i == note_i_ + 1 && note_e_ != kNoEvent
+                         ? sent_.next(note_e_ + 1)
+                         : sent_.select(static_cast<std::uint32_t>(i));
+  note_i_ = i;
+  note_e_ = s;
   const EventIdx attach = lr_.test(s) ? late_[lr_.rank(s)].event : kNoEvent;
   return SendNote{send_dest_[i], send_request_[i],
                   static_cast<std::uint32_t>(candidate_segment(s)),
@@ -413,7 +420,7 @@ SendNote RankRetimer::send_note(std::size_t i) const {
                                      : static_cast<std::uint32_t>(candidate_segment(attach))};
 }
 
-void RankRetimer::take_send_note(const SendNote& note) {
+CPREPLAY_BIT_LOOPS void RankRetimer::take_send_note(const SendNote& note) {
   if (note.request >= trace_.size()) return;
   const std::size_t request = candidate_segment(note.request);
   if (note.attach != UINT32_MAX) {
@@ -543,7 +550,7 @@ void sort_by_event(std::vector<Entry>& v) {
 
 }  // namespace
 
-void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
+CPREPLAY_BIT_LOOPS void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
   const std::size_t n = trace_.size();
   for (std::size_t j = 0; j < cands_.size(); ++j)
     if (!disq[j]) {
@@ -579,6 +586,7 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
   // The completions of one call bind at its first one: entries are mapped to it in event order
   // and the entries of one event combined (the latest ready time).
   EventIdx call = kNoEvent, first = kNoEvent;
+  LastCall calls;  // call_of for the entries, in event order
   EventIdx cur = kNoEvent;
   Ticks cur_ready = 0;
   auto settle = [&] {
@@ -589,7 +597,7 @@ void RankRetimer::prepare_finish(const std::vector<std::uint8_t>& disq) {
   };
   auto take = [&](EventIdx e, Ticks time) {
     if (e < n && completion(trace_.kind[e])) {
-      const EventIdx c = trace_.call_of(e);
+      const EventIdx c = calls.of(trace_, e);
       if (c != call) {
         call = c;
         first = e;

@@ -30,10 +30,16 @@ using Clk = std::int64_t;
 /// Integer arithmetic and unfused double products (-ffp-contract=off) give the same values
 /// either way. Not under clang (the sanitizer and fuzzing builds): the default build only. On
 /// the definitions only (a clone is local to its file; other files call the dispatcher).
+/// CPREPLAY_BIT_LOOPS, on the preparation's functions that rank events in their bit sets
+/// (EventBits::rank, select) per message or per event: built for CPUs with the POPCNT
+/// instruction too, which the default target lacks, so popcount64's bit arithmetic becomes one
+/// instruction there (the same count either way).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
 #define CPREPLAY_CLOCK_LOOPS __attribute__((target_clones("avx2", "default")))
+#define CPREPLAY_BIT_LOOPS __attribute__((target_clones("popcnt", "default")))
 #else
 #define CPREPLAY_CLOCK_LOOPS
+#define CPREPLAY_BIT_LOOPS
 #endif
 
 constexpr Clk kNeg = std::numeric_limits<Clk>::min() / 4;  // "no constraint" in max
@@ -407,6 +413,38 @@ class Gaps {
   std::unordered_map<std::uint32_t, Clk> far_;
 };
 
+/// LocalTrace::call_of for events that come in event order, mostly a few completions of one
+/// MPI call after another: the last call found, its Leave, and whether no region opens inside
+/// it. Where none does, every event between its Enter and Leave lies directly in it, found
+/// without call_of's scan back (66 instructions a completion on the bench reference trace).
+struct LastCall {
+  EventIdx enter = kNoEvent;
+  EventIdx leave = kNoEvent;  ///< the call's Leave, or kNoEvent (not closed)
+  bool flat = false;
+
+  EventIdx of(const LocalTrace& trace, EventIdx e) {
+    if (flat && enter < e && e < leave) return enter;
+    const EventIdx call = trace.call_of(e);
+    if (call == enter) return call;
+    *this = LastCall{call, kNoEvent, call != kNoEvent};
+    int depth = 0;
+    for (EventIdx i = call + 1; call != kNoEvent && i < trace.size(); ++i) {
+      const EventKind k = trace.kind[i];
+      if (k == EventKind::Enter) {
+        ++depth;
+        flat = false;
+      } else if (k == EventKind::Leave) {
+        if (depth == 0) {
+          leave = i;
+          break;
+        }
+        --depth;
+      }
+    }
+    return call;
+  }
+};
+
 /// A column of values of which a location has few distinct ones: 1 B each while there are at
 /// most 255 of them, an index into their table; 4 B each from the 256th on. A rank per matched
 /// message (RankColumn: a rank talks to a handful of neighbours), a call path per OpenMP event
@@ -476,26 +514,28 @@ struct LateEntry {
 /// RankRetimer takes the tables over (take_matches). Bits per event, entries indexed by rank().
 /// Held from the forward replay to the what-if phase: 4 B per matched send and 8 B per matched
 /// receive, in vectors sized by the trace's sends and receives, and 4 B per binding Late
-/// Receiver. The partners' ranks (RankColumn) and the Late Receivers' binding completions are
-/// added at the what-if phase's start (resolve_peers), from the trace's message records, which
-/// nothing needs after that (the pipeline then releases them); a send's event follows from the
-/// bits (select).
+/// Receiver. The partners' ranks (RankColumn) come with the matched messages (the matching
+/// knows them: looking them up again in the trace's message records cost 2.4 % of the what-if
+/// phase's instructions on the bench reference trace); the Late Receivers' binding completions
+/// are added at the what-if phase's start (resolve_peers), from the trace's message records,
+/// which nothing needs after that (the pipeline then releases them); a send's event follows
+/// from the bits (select).
 class MatchRecorder final : public MessageSink {
  public:
   MatchRecorder(const Definitions& defs, const LocalTrace& trace);
   void receives(const MatchedRecv* m, std::size_t n, EventIdx) override;
   void sends(const MatchedSend* m, std::size_t n, EventIdx) override;
-  /// After the matching, while the trace's message records are there: send_dest, recv_source
-  /// and `late` (once; later calls do nothing).
+  /// After the matching, while the trace's message records are there: `late` (once; later
+  /// calls do nothing).
   void resolve_peers();
 
   EventBits sent;   ///< matched sends
   std::vector<EventIdx> send_request;  ///< per matched send: the receiver's request event
-  RankColumn send_dest;                ///< per matched send: the receiver (resolve_peers)
+  RankColumn send_dest;                ///< per matched send: the receiver
   EventBits lr;     ///< matched sends whose completion waits for the receiver (Late Receiver)
   EventBits recvd;  ///< matched receive completions
   std::vector<EventIdx> recv_sender;  ///< per matched receive: the sender's send event
-  RankColumn recv_source;             ///< per matched receive: the sender (resolve_peers)
+  RankColumn recv_source;             ///< per matched receive: the sender
   /// per matched receive: the Enter of the send's call, before the receive (ready_times)
   std::vector<std::int32_t> recv_ready;
   /// Per Late Receiver send, in send order: the Enter of the receive request's call before the
@@ -523,8 +563,10 @@ class MatchRecorder final : public MessageSink {
   const Definitions& defs_;
   const LocalTrace& trace_;
   bool resolved_ = false;
-  /// late_receiver_binds: the last MPI call looked at, and its Leave.
-  mutable std::pair<EventIdx, EventIdx> leave_of_call_{kNoEvent, kNoEvent};
+  /// late_receiver_binds: the last MPI call looked at, and its class.
+  mutable LastCall last_call_;
+  mutable EventIdx last_class_of_ = kNoEvent;
+  mutable MpiClass last_class_ = MpiClass::None;
 };
 
 /// One gate, on the master: one OpenMP synchronization of a rank's threads. Its writers and

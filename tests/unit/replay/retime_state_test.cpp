@@ -3,7 +3,7 @@
 // the walk over set bits) and latest_bit_before, NearTimes and Gaps (4-byte values, the rare far one exact),
 // RankColumn and PathColumn (1-byte codes while there are few distinct values), popcount64 and
 // FlatMap (the records' inbox) against the standard library, slack_ticks against the double
-// comparison it replaces.
+// comparison it replaces, LastCall against a stack of open regions.
 #include "replay/retime_state.hpp"
 
 #include <gtest/gtest.h>
@@ -263,6 +263,55 @@ TEST(PathColumn, CallPathsOfOpenMPEventsInOneByteCodes) {
   many.finish();
   ASSERT_EQ(many.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(many[i], all[i]) << i;
+}
+
+// LastCall answers call_of for events in event order, without its scan inside a call no region
+// opens in: multi-wait calls with several completions, an MPI call with a region inside it
+// (where the answer must come from call_of), a call never closed (the trace's last), events
+// directly in main between calls. Checked against a stack over every event, and where the
+// events skip some (only a call's completions asked, as the preparation asks).
+TEST(LastCall, AnswersCallOfInEventOrder) {
+  LocalTrace t;
+  std::vector<EventIdx> want;  // per event: the innermost open Enter before it (or kNoEvent)
+  std::vector<EventIdx> stack;
+  auto push = [&](EventKind k) {
+    const auto e = static_cast<EventIdx>(t.size());
+    want.push_back(stack.empty() ? kNoEvent : stack.back());
+    t.push(k, e, 0);
+    if (k == EventKind::Enter) stack.push_back(e);
+    if (k == EventKind::Leave) stack.pop_back();
+  };
+  push(EventKind::RequestTest);  // before main: no call
+  push(EventKind::Enter);        // main
+  for (int it = 0; it < 200; ++it) {
+    push(EventKind::Enter);  // a multi-wait: 1-5 completions
+    for (int j = 0; j <= it % 5; ++j) push(it % 2 ? EventKind::IsendComplete : EventKind::Irecv);
+    push(EventKind::Leave);
+    push(EventKind::RequestTest);  // directly in main
+    if (it % 7 == 3) {             // a call with a region inside: completions before and after
+      push(EventKind::Enter);
+      push(EventKind::Irecv);
+      push(EventKind::Enter);
+      push(EventKind::Irecv);
+      push(EventKind::Leave);
+      push(EventKind::IsendComplete);
+      push(EventKind::Leave);
+    }
+  }
+  push(EventKind::Enter);  // a call never closed
+  push(EventKind::Irecv);
+  push(EventKind::IsendComplete);
+  const auto n = static_cast<EventIdx>(t.size());
+  LastCall every;
+  for (EventIdx e = 0; e < n; ++e)
+    if (!t.is_enter_or_leave(e)) ASSERT_EQ(every.of(t, e), want[e]) << "event " << e;
+  LastCall completions;
+  for (EventIdx e = 0; e < n; ++e)
+    if (t.kind[e] == EventKind::Irecv || t.kind[e] == EventKind::IsendComplete)
+      ASSERT_EQ(completions.of(t, e), want[e]) << "event " << e;
+  // The last call's Leave: kNoEvent while it is open.
+  EXPECT_EQ(completions.leave, kNoEvent);
+  EXPECT_TRUE(completions.flat);
 }
 
 }  // namespace
