@@ -127,42 +127,48 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
                                    const LocalTrace& trace, std::vector<std::int64_t>* ticks) {
   const Clock& clock = defs.clock;
   std::vector<double> excl(tree.size(), 0.0);
-  std::vector<Ticks> entered;       // Enter times of the open regions
-  std::vector<std::uint32_t> open;  // their call paths (for the ticks)
+  std::vector<Ticks> entered;  // Enter times of the open regions
+  std::uint32_t inner = UINT32_MAX;  // the innermost open region's call path
   if (ticks != nullptr) ticks->assign(tree.size(), 0);
   for (EventIdx i = 0; i < trace.size(); ++i) {
     const EventKind k = trace.kind[i];
     if (k == EventKind::Enter) {
       entered.push_back(trace.time[i]);
-      if (ticks != nullptr) open.push_back(trace.ref[i]);
+      inner = trace.ref[i];
       continue;
     }
     if (k != EventKind::Leave) continue;
     const Ticks t = trace.time[i];
-    const double d = clock.span(entered.back(), t);
-    const std::uint32_t cp = trace.ref[i];
-    if (ticks != nullptr) {
-      // A visit's span goes to its call path and out of the region open around it (integers,
-      // exact in any order).
-      const auto span = static_cast<std::int64_t>(t - entered.back());
-      open.pop_back();
-      (*ticks)[cp] += span;
-      if (!open.empty()) (*ticks)[open.back()] -= span;
-    }
+    const Ticks enter = entered.back();
     entered.pop_back();
+    const double d = clock.span(enter, t);
+    const std::uint32_t cp = trace.ref[i];
     excl[cp] += d;
     // A worker thread's outermost region hangs below the master's call path at the fork,
     // which the worker never entered: nothing to take it from.
     const CallpathId parent = tree.node(CallpathId{cp}).parent;
-    if (parent.valid() && !entered.empty()) excl[parent.value] -= d;
+    const bool inside = parent.valid() && !entered.empty();
+    if (inside) excl[parent.value] -= d;
+    inner = inside ? parent.value : UINT32_MAX;
+    if (ticks != nullptr) {
+      // A visit's span goes to its call path and out of the region open around it, whose call
+      // path is the parent (integers, exact in any order).
+      const auto span = static_cast<std::int64_t>(t - enter);
+      (*ticks)[cp] += span;
+      if (inside) (*ticks)[parent.value] -= span;
+    }
   }
-  // Regions open at the end count in the ticks up to the last event (the seconds leave them out).
-  if (ticks != nullptr && !open.empty()) {
+  // Regions open at the end count in the ticks up to the last event (the seconds leave them out):
+  // the innermost one's call path, then its parents'.
+  if (ticks != nullptr && !entered.empty()) {
     const Ticks last = trace.time[static_cast<EventIdx>(trace.size() - 1)];
-    for (std::size_t j = open.size(); j-- > 0;) {
+    std::uint32_t cp = inner;
+    for (std::size_t j = entered.size(); j-- > 0 && cp != UINT32_MAX;) {
       const auto span = static_cast<std::int64_t>(last - entered[j]);
-      (*ticks)[open[j]] += span;
-      if (j > 0) (*ticks)[open[j - 1]] -= span;
+      (*ticks)[cp] += span;
+      const CallpathId parent = tree.node(CallpathId{cp}).parent;
+      cp = parent.valid() ? parent.value : UINT32_MAX;
+      if (j > 0 && cp != UINT32_MAX) (*ticks)[cp] -= span;
     }
   }
   return excl;
