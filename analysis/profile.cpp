@@ -128,13 +128,13 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
   const Clock& clock = defs.clock;
   std::vector<double> excl(tree.size(), 0.0);
   std::vector<Ticks> entered;  // Enter times of the open regions
-  std::uint32_t inner = UINT32_MAX;  // the innermost open region's call path
+  std::uint32_t inner = UINT32_MAX;  // the innermost open region's call path (for the ticks)
   if (ticks != nullptr) ticks->assign(tree.size(), 0);
   for (EventIdx i = 0; i < trace.size(); ++i) {
     const EventKind k = trace.kind[i];
     if (k == EventKind::Enter) {
       entered.push_back(trace.time[i]);
-      inner = trace.ref[i];
+      if (ticks != nullptr) inner = trace.ref[i];
       continue;
     }
     if (k != EventKind::Leave) continue;
@@ -149,8 +149,8 @@ std::vector<double> exclusive_time(const Definitions& defs, const CallTree& tree
     const CallpathId parent = tree.node(CallpathId{cp}).parent;
     const bool inside = parent.valid() && !entered.empty();
     if (inside) excl[parent.value] -= d;
-    inner = inside ? parent.value : UINT32_MAX;
     if (ticks != nullptr) {
+      inner = inside ? parent.value : UINT32_MAX;
       // A visit's span goes to its call path and out of the region open around it, whose call
       // path is the parent (integers, exact in any order).
       const auto span = static_cast<std::int64_t>(t - enter);
