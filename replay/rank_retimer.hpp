@@ -196,8 +196,6 @@ class RankRetimer {
 
   /// The note on the i-th matched send, for its receiver.
   SendNote send_note(std::size_t i) const;
-  mutable std::size_t note_i_ = SIZE_MAX;  ///< the last note's send (send_note: in order)
-  mutable EventIdx note_e_ = kNoEvent;
 
   void take_send_note(const SendNote& note);
 
@@ -644,6 +642,8 @@ class RankRetimer {
   EventBits sent_;   ///< matched sends
   std::vector<EventIdx> send_request_;  ///< per matched send: the receiver's request event
   RankColumn send_dest_;                ///< per matched send: the receiver
+  mutable std::size_t note_i_ = SIZE_MAX;  ///< send_note: the last note's send (notes go in order)
+  mutable EventIdx note_e_ = kNoEvent;     ///< ...and its event
   EventBits lr_;     ///< matched sends whose completion waits for the receiver (Late Receiver)
   EventBits recvd_;  ///< matched receive completions
   std::vector<EventIdx> recv_sender_;  ///< per matched receive: the sender's send event

@@ -391,12 +391,10 @@ bool MatchRecorder::late_receiver_binds(EventIdx s, Ticks request_enter, EventId
   }
   // The sends a multi-wait call completes come one after another: its Leave found once, and
   // the later ones lie in it without a call_of where no region opens inside it (LastCall).
+  const EventIdx before = last_call_.enter;
   const EventIdx call = last_call_.of(trace_, c);
   if (call == kNoEvent) return false;
-  if (call != last_class_of_) {
-    last_class_of_ = call;
-    last_class_ = defs_.region(trace_.region_of(call)).mpi_class;
-  }
+  if (call != before) last_class_ = defs_.region(trace_.region_of(call)).mpi_class;
   const MpiClass cls = last_class_;
   if (cls != MpiClass::Send && cls != MpiClass::WaitSingle && cls != MpiClass::WaitMulti)
     return false;

@@ -565,7 +565,6 @@ class MatchRecorder final : public MessageSink {
   bool resolved_ = false;
   /// late_receiver_binds: the last MPI call looked at, and its class.
   mutable LastCall last_call_;
-  mutable EventIdx last_class_of_ = kNoEvent;
   mutable MpiClass last_class_ = MpiClass::None;
 };
 

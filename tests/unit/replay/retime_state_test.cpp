@@ -303,12 +303,15 @@ TEST(LastCall, AnswersCallOfInEventOrder) {
   push(EventKind::IsendComplete);
   const auto n = static_cast<EventIdx>(t.size());
   LastCall every;
-  for (EventIdx e = 0; e < n; ++e)
-    if (!t.is_enter_or_leave(e)) ASSERT_EQ(every.of(t, e), want[e]) << "event " << e;
+  for (EventIdx e = 0; e < n; ++e) {
+    if (t.is_enter_or_leave(e)) continue;
+    ASSERT_EQ(every.of(t, e), want[e]) << "event " << e;
+  }
   LastCall completions;
-  for (EventIdx e = 0; e < n; ++e)
-    if (t.kind[e] == EventKind::Irecv || t.kind[e] == EventKind::IsendComplete)
-      ASSERT_EQ(completions.of(t, e), want[e]) << "event " << e;
+  for (EventIdx e = 0; e < n; ++e) {
+    if (t.kind[e] != EventKind::Irecv && t.kind[e] != EventKind::IsendComplete) continue;
+    ASSERT_EQ(completions.of(t, e), want[e]) << "event " << e;
+  }
   // The last call's Leave: kNoEvent while it is open.
   EXPECT_EQ(completions.leave, kNoEvent);
   EXPECT_TRUE(completions.flat);
